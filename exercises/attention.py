@@ -1,0 +1,44 @@
+"""Exercise: causal multi-head self-attention (Vaswani et al. 2017; GPT-2, Radford et al. 2019)."""
+import math
+
+import numpy as np
+
+
+def softmax(s, axis=-1):  # (..., n) -> (..., n)
+    """Softmax along `axis`: exp(s) / sum(exp(s)), each slice along `axis` summing to 1.
+
+    s: any shape. Returns the same shape.
+
+    What matters:
+    - subtract the row max before exp: exp(s - max) / sum(exp(s - max)) is the same softmax, but exp never sees
+      a large positive number, so s = [1000, 1001] gives [0.269, 0.731] instead of nan;
+    - keepdims=True on the max and the sum, so they broadcast back against s;
+    - an entry of -inf gets weight exactly 0 (exp(-inf) = 0), which is how the causal mask works.
+    """
+    raise NotImplementedError
+
+
+def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):  # (n, d_model) -> (n, d_model)
+    """Multi-head self-attention on the normalised stream u.
+
+    u: (n, d_model), one row per token. W_q, W_k, W_v, W_o: (d_model, d_model), applied as u @ W.
+    Returns (n, d_model).
+
+        q, k, v = u @ W_q, u @ W_k, u @ W_v                    (n, d_model) each
+        d_head = d_model // n_heads
+        head h uses columns h*d_head:(h+1)*d_head of q, k and v:
+            scores = q_h @ k_h.T / sqrt(d_head)                (n, n)
+            scores[i, j] = -inf for j > i, when causal         token i sees tokens 0..i only
+            out_h = softmax(scores) @ v_h                      (n, d_head)
+        concatenate out_0, out_1, ... in order, then @ W_o     (n, d_model)
+
+    What matters:
+    - scale by sqrt(d_head), not sqrt(d_model) (they differ as soon as n_heads > 1);
+    - the mask hides the future (j > i) and keeps the diagonal: every token sees itself;
+    - mask with -inf (or a very large negative number) before the softmax, never by multiplying by 0 after it;
+    - heads are consecutive column blocks; concatenating them in order undoes the split;
+    - softmax over the last axis (the keys j), one row per query i.
+
+    Source: Vaswani et al. 2017, eq. (1) and section 3.2.2; causal masking as in GPT-2 (Radford et al. 2019).
+    """
+    raise NotImplementedError

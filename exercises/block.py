@@ -1,0 +1,39 @@
+"""Exercise: a pre-LN transformer block, attention then MLP, each added to the residual stream (GPT-2)."""
+from attention import attention
+from gelu import gelu
+from layernorm import layernorm
+
+
+def mlp(u, W_1, W_2):  # (n, d_model) -> (n, d_model)
+    """Position-wise feed-forward network, the same weights for every token: gelu(u @ W_1) @ W_2.
+
+    u: (n, d_model). W_1: (d_model, d_ff). W_2: (d_ff, d_model). Returns (n, d_model).
+    GELU sits between the two products (no biases in this exercise).
+
+    Course check: with W_1 = [I | -I] and W_2 = [I ; I], mlp(u) = gelu(u) + gelu(-u), and
+    mlp([-1.102, 0.964, -0.892, 1.030]) is about [0.803, 0.640, 0.560, 0.718].
+    Source: Vaswani et al. 2017, eq. (2), with GELU for ReLU as in GPT-2 (Radford et al. 2019).
+    """
+    raise NotImplementedError
+
+
+def block(x, params, n_heads=1, use_attention=True):  # (n, d_model) -> (n, d_model)
+    """One pre-LN block: normalise a copy, compute a correction, add it to the stream; twice.
+
+    x: (n, d_model). params: dict with "W_q", "W_k", "W_v", "W_o", "W_1", "W_2" and, optionally, "gamma_1",
+    "beta_1", "gamma_2", "beta_2" (absent means LayerNorm's defaults: use params.get). Returns (n, d_model).
+
+        h = x + attention(layernorm(x, gamma_1, beta_1), W_q, W_k, W_v, W_o, n_heads)
+        y = h + mlp(layernorm(h, gamma_2, beta_2), W_1, W_2)
+
+    What matters:
+    - pre-LN: LayerNorm goes on the input of each branch, and the residual adds to the un-normalised stream;
+      post-LN, layernorm(x + attention(x)), is the 2017 layout, not GPT-2's;
+    - use_attention=False skips the first branch entirely: h = x;
+    - use your own layernorm, attention, gelu and mlp; don't modify x or params.
+
+    Course check: for the toy (tests/public/toy.py) the last row is about [-0.436, 1.551, -0.461, 1.698],
+    and [-0.248, -0.248, -0.248, 3.088] with use_attention=False.
+    Source: GPT-2 (Radford et al. 2019, section 2.3); Xiong et al. 2020 on pre-LN.
+    """
+    raise NotImplementedError

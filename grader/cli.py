@@ -1,0 +1,178 @@
+"""The ``grade`` command: click options only; each command calls plain functions from the modules."""
+from __future__ import annotations
+
+import sys
+from enum import IntEnum
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import GradeError
+
+
+class ExitStatus(IntEnum):
+    """What ``grade`` exits with."""
+
+    OK = 0
+    FAILED = 1          # a test failed (check, validate) or a submission got no score file (autograde)
+    ERROR = 2           # bad input: course.json, a folder, an option
+
+
+class _Group(click.Group):
+    """Turns a :class:`GradeError` into a one-line message and exit status 2, in one place."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except GradeError as err:
+            click.echo(f"Error: {err}", err=True)
+            ctx.exit(ExitStatus.ERROR)
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    # Not a terminal (CI, a log file): wide enough that student ids are never cut.
+    return Console(stderr=stderr, highlight=False, width=None if stream.isatty() else 160)
+
+
+course_option = click.option("--course", "course_path", default="course.json", show_default=True,
+                             type=click.Path(dir_okay=False, path_type=Path), help="The course manifest.")
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="grade")
+def main() -> None:
+    """Grade the transformer-block exercises: students run `grade check`, instructors `grade autograde`."""
+
+
+@main.command()
+@click.argument("problems", nargs=-1)
+@course_option
+@click.option("--path", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder with your modules (default: the course's exercises/ folder).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the result as a score file (JSON).")
+def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_path: Path | None) -> None:
+    """Run the public tests on your code and print what passed.
+
+    \b
+    Examples:
+      grade check                   # every problem, on ./exercises
+      grade check layernorm gelu    # just these problems
+      grade check --json me.json    # also write the result
+    Exits 0 only when every test passes.
+    """
+    from . import course as course_mod, report, runner, scoring
+
+    course = course_mod.load(course_path)
+    folder = path or course.exercises
+    if not folder.is_dir():
+        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
+    for name in problems:
+        course.problem(name)
+    graded: list = []
+    runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, problems=problems)
+    doc = scoring.score(course, graded[0], hidden=False)
+    report.problem_table(doc, _console())
+    if json_path:
+        report.write_score(doc, json_path)
+    sys.exit(ExitStatus.OK if doc["score"] == doc["max_score"] else ExitStatus.FAILED)
+
+
+@main.command()
+@click.argument("submissions", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the score files, <student>.json.")
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64),
+              help="Grader processes to run at once.")
+@course_option
+def autograde(submissions: Path, out_dir: Path, jobs: int, course_path: Path) -> None:
+    """Grade every student folder in SUBMISSIONS with the public and hidden suites.
+
+    \b
+    Each folder's name is the student id; each gets OUT/<student>.json, written atomically.
+    A broken submission never stops the batch. Exits 0 when every submission got a score file.
+    Example:
+      grade autograde submissions/ --out scores/ --jobs 2
+    """
+    from . import course as course_mod, report, runner, scoring
+
+    course = course_mod.load(course_path)
+    if not submissions.is_dir():
+        raise GradeError(f"{submissions}: submissions folder not found")
+    job_list = [runner.Job(p.name, p) for p in sorted(submissions.iterdir())
+                if p.is_dir() and not p.name.startswith((".", "_"))]
+    if not job_list:
+        raise GradeError(f"{submissions}: no student folders in it")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    err = _console(stderr=True)
+    docs, failures = [], []
+
+    def on_result(graded) -> None:
+        doc = scoring.score(course, graded, hidden=True)
+        try:
+            report.write_score(doc, out_dir / f"{graded.job.student}.json")
+        except (GradeError, OSError) as exc:
+            failures.append(graded.job.student)
+            err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
+            return
+        docs.append(doc)
+        err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
+                  f"({graded.seconds:.1f} s)", markup=False)
+
+    runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs)
+    docs.sort(key=lambda d: d["student"])
+    report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
+                         f"(sandbox: {docs[0]['sandbox'] if docs else '-'})")
+    missing = sorted({j.student for j in job_list} - {d["student"] for d in docs})
+    if missing:
+        err.print(f"[red]no score file for: {', '.join(missing)}[/]")
+    sys.exit(ExitStatus.FAILED if missing else ExitStatus.OK)
+
+
+@main.command()
+@course_option
+def validate(course_path: Path) -> None:
+    """Check the course: the reference scores full marks and the stubs zero, on every suite."""
+    from . import course as course_mod, report, runner, scoring
+
+    course = course_mod.load(course_path)
+    problems_ok = True
+    for problem in course.problems:
+        for folder, what in [(course.exercises, "stub"), (course.solutions, "solution")]:
+            if folder is None or not (folder / f"{problem.module}.py").is_file():
+                click.echo(f"{problem.name}: no {what} module {problem.module}.py", err=True)
+                problems_ok = False
+        if problem.hidden is None:
+            click.echo(f"{problem.name}: no hidden suite", err=True)
+            problems_ok = False
+    if course.solutions is None:
+        raise GradeError(f"{course.path}: field 'solutions': needed to validate the course")
+    docs: list = []
+    jobs = [runner.Job("reference", course.solutions), runner.Job("stubs", course.exercises)]
+    runner.run(course, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True)
+    reference, stubs = docs
+    report.summary_table(docs, _console(), title=f"{course.assignment}: validation")
+    for ref_p, stub_p in zip(reference["problems"], stubs["problems"]):
+        if ref_p["score"] != ref_p["max_score"]:
+            click.echo(f"{ref_p['name']}: the reference scores {ref_p['score']:g}/{ref_p['max_score']:g}", err=True)
+            for t in reference["tests"]:
+                if t["problem"] == ref_p["name"] and t["status"] != "passed":
+                    click.echo(f"  {t['name']}: {t['output']}", err=True)
+            problems_ok = False
+        if stub_p["score"] != 0:
+            click.echo(f"{stub_p['name']}: the stubs score {stub_p['score']:g}", err=True)
+            problems_ok = False
+    click.echo("course is valid" if problems_ok else "course is NOT valid")
+    sys.exit(ExitStatus.OK if problems_ok else ExitStatus.FAILED)
+
+
+@main.command()
+def schema() -> None:
+    """Print the score file's JSON Schema."""
+    from .report import SCHEMA_PATH
+
+    click.echo(SCHEMA_PATH.read_text(), nl=False)

@@ -1,0 +1,78 @@
+"""Pure scoring: (course, graded results) -> the score document. No I/O, no student code.
+
+The denominator comes from course.json (autograde) or from the public suites' points (``grade check``),
+never from the tests that happened to report.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__
+from .course import Course
+from .runner import Graded
+
+
+def points(x: float) -> float:
+    """Round once, to 6 decimals, so sums like 0.1 + 0.2 never reach a gradebook as 0.30000000000000004."""
+    return round(x + 0.0, 6)
+
+
+def submission_sha256(folder: Path) -> str:
+    """sha256 over the submission's regular files (relative path and content), in sorted order."""
+    digest = hashlib.sha256()
+    for root, dirs, files in sorted(os.walk(folder)):
+        dirs.sort()
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in sorted(files):
+            path = Path(root) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime | None = None) -> dict:
+    """Build one student's score document (see ``grade schema``).
+
+    :param hidden: True for autograde (maximum from course.json), False for ``grade check`` (public points).
+    """
+    problems, tests = [], []
+    for problem in course.problems:
+        mine = [r for r in graded.results if r.problem == problem.name]
+        if hidden:
+            max_score = problem.points
+        elif mine:
+            max_score = points(sum(r.points for r in mine))
+        else:
+            continue
+        earned = sum(r.points for r in mine if r.status == "passed")
+        problems.append({"name": problem.name, "score": points(min(earned, max_score)),
+                         "max_score": points(max_score), "tests": [r.name for r in mine],
+                         "passed": sum(r.status == "passed" for r in mine)})
+        for r in mine:
+            entry = {"name": r.name, "problem": r.problem, "score": points(r.points if r.status == "passed" else 0),
+                     "max_score": points(r.points), "status": r.status, "output": r.output,
+                     "visibility": r.visibility}
+            if r.kind:
+                entry["kind"] = r.kind
+            tests.append(entry)
+    doc = {
+        "student": graded.job.student,
+        "assignment": course.assignment,
+        "score": points(sum(p["score"] for p in problems)),
+        "max_score": points(sum(p["max_score"] for p in problems)),
+        "problems": problems,
+        "tests": tests,
+        "execution_time": round(graded.seconds, 3),
+        "graded_at": (graded_at or datetime.now(timezone.utc)).isoformat(timespec="milliseconds"),
+        "grader_version": __version__,
+        "submission_sha256": submission_sha256(graded.job.path),
+        "course_sha256": course.sha256,
+        "sandbox": graded.sandbox,
+    }
+    if graded.error:
+        doc["error"] = graded.error
+    return doc

@@ -1,0 +1,245 @@
+"""The worker: runs one student's functions, one call at a time, and replies with plain data.
+
+This file runs as a script (``python -I -B worker.py SUBMISSION LIMITS_JSON``) in a separate,
+sandboxed process. It imports only the standard library and numpy, and knows nothing about tests,
+points or expected values: the grader sends the inputs, the worker sends back what the student's
+function returned. The grader module :mod:`grader.sandbox` imports the framing helpers below, so
+both sides share one implementation of the wire format.
+
+Wire format: each message is a list of frames; a frame is an 8-byte big-endian length and that
+many bytes. Frame 0 is a JSON document (``allow_nan`` so a student's NaN survives the trip); each
+further frame is one array in ``.npy`` format, written and read with ``allow_pickle=False`` and
+referenced from the JSON as ``{"$nd": index}``. Dicts travel as ``{"$dict": {...}}``.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import random
+import struct
+import sys
+import time
+import traceback
+from io import BytesIO
+
+import numpy as np
+
+MAX_FRAME = 64 << 20          # bytes in one frame (one array or the JSON document)
+MAX_ARRAYS = 64               # arrays in one message
+MAX_ITEMS = 10_000            # list items and dict keys in one message
+MAX_DEPTH = 16                # nesting of lists and dicts
+SEED = 0                      # random and np.random are seeded with this before every call
+_HEADER = struct.Struct(">Q")
+_SCALARS = (bool, int, float, str, type(None))
+_NUMPY_SCALARS = {np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                  np.uint64, np.float16, np.float32, np.float64}
+
+
+class WireError(Exception):
+    """A value that cannot travel: wrong type, too large, too deep. ``kind`` is ``bad_type`` or ``too_large``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+# ---------------------------------------------------------------- framing, shared with the grader
+
+def read_exact(stream, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = stream.read(n)
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(stream):
+    """Read one message; raise EOFError when the stream ends, WireError when it breaks the caps."""
+    frames = []
+    count = None
+    while count is None or len(frames) < count:
+        (size,) = _HEADER.unpack(read_exact(stream, _HEADER.size))
+        if size > MAX_FRAME:
+            raise WireError("too_large", f"a frame of {size} bytes exceeds {MAX_FRAME}")
+        frames.append(read_exact(stream, size))
+        if count is None:
+            count = 1 + json.loads(frames[0])["arrays"]
+            if count - 1 > MAX_ARRAYS:
+                raise WireError("too_large", f"{count - 1} arrays in one message")
+    return decode(frames)
+
+
+def write_message(stream, obj) -> None:
+    stream.write(b"".join(_HEADER.pack(len(f)) + f for f in encode(obj)))
+    stream.flush()
+
+
+def encode(obj) -> list[bytes]:
+    """Plain data -> frames. Only exact ndarrays, bool/int/float/str/None, lists, tuples and str-keyed dicts pass."""
+    arrays: list[bytes] = []
+    budget = [MAX_ITEMS]
+
+    def walk(value, depth):
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_DEPTH:
+            raise WireError("too_large", "the value is nested too deeply or has too many items")
+        kind = type(value)
+        if kind is np.ndarray:
+            if value.dtype.kind not in "biufc":
+                raise WireError("bad_type", f"returned an array of dtype {value.dtype}: use a numeric dtype")
+            if value.nbytes > MAX_FRAME - 4096 or len(arrays) >= MAX_ARRAYS:
+                raise WireError("too_large", f"returned an array of {value.nbytes} bytes")
+            buf = BytesIO()
+            np.save(buf, value, allow_pickle=False)
+            arrays.append(buf.getvalue())
+            return {"$nd": len(arrays) - 1}
+        if kind in _SCALARS:
+            return value
+        if kind in _NUMPY_SCALARS:
+            return value.item()
+        if kind in (list, tuple):
+            return [walk(v, depth + 1) for v in value]
+        if kind is dict:
+            if not all(type(k) is str for k in value):
+                raise WireError("bad_type", "returned a dict whose keys are not all strings")
+            return {"$dict": {k: walk(v, depth + 1) for k, v in value.items()}}
+        if isinstance(value, np.ndarray):
+            raise WireError("bad_type", f"returned a {kind.__module__}.{kind.__name__} (a subclass of "
+                            "numpy.ndarray): return a plain numpy array, e.g. np.asarray(...)")
+        raise WireError("bad_type", f"returned a {kind.__module__}.{kind.__name__}: "
+                        "return a numpy array or plain Python numbers")
+
+    body = walk(obj, 0)
+    head = json.dumps({"arrays": len(arrays), "body": body}).encode()
+    if len(head) > MAX_FRAME:
+        raise WireError("too_large", "the value is too large")
+    return [head] + arrays
+
+
+def decode(frames: list[bytes]):
+    """Frames -> plain data; arrays come back as exact ndarrays (``allow_pickle=False``)."""
+    head = json.loads(frames[0])
+    arrays = [np.load(BytesIO(f), allow_pickle=False) for f in frames[1:]]
+
+    def walk(value):
+        if type(value) is list:
+            return [walk(v) for v in value]
+        if type(value) is dict:
+            if set(value) == {"$nd"}:
+                return arrays[value["$nd"]]
+            return {k: walk(v) for k, v in value["$dict"].items()}
+        return value
+
+    return walk(head["body"])
+
+
+# ---------------------------------------------------------------- the worker side
+
+def _limit(limits: dict) -> None:
+    """Apply the POSIX resource limits the grader asked for (no-op where ``resource`` is missing)."""
+    try:
+        import resource
+    except ImportError:                                  # Windows: the parent's timeouts still hold
+        return
+    wanted = {"RLIMIT_AS": limits.get("memory_bytes"), "RLIMIT_FSIZE": limits.get("file_bytes"),
+              "RLIMIT_NOFILE": limits.get("open_files"), "RLIMIT_CPU": limits.get("cpu_seconds"),
+              "RLIMIT_CORE": 0}
+    if os.name == "posix" and os.getuid() != 0:       # not enforced for root anyway
+        wanted["RLIMIT_NPROC"] = limits.get("processes")
+    for name, value in wanted.items():
+        if value is not None and hasattr(resource, name):
+            try:
+                resource.setrlimit(getattr(resource, name), (int(value), int(value)))
+            except (ValueError, OSError):
+                pass
+
+
+def _student_frames(tb) -> str:
+    """The traceback lines inside the submission, last three frames, for the student's eyes."""
+    root = sys.path[0] + os.sep
+    frames = [f for f in traceback.extract_tb(tb) if f.filename.startswith(root)]
+    for f in frames:
+        f.filename = f.filename[len(root):]
+    return "".join(traceback.format_list(frames[-3:])).rstrip()
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:                                # a student's exception with a broken __str__
+        text = ""
+    return f"{type(exc).__name__}: {text[:500]}" if text else type(exc).__name__
+
+
+def _call(request: dict) -> dict:
+    module_name, function = request["module"], request["function"]
+    try:
+        module = importlib.import_module(module_name)
+    except BaseException as exc:                        # SystemExit, KeyboardInterrupt, pytest.exit too
+        return {"ok": False, "kind": "import_error",
+                "error": f"importing {module_name}.py failed: {_describe(exc)}",
+                "traceback": _student_frames(exc.__traceback__)}
+    fn = getattr(module, function, None)
+    if not callable(fn):
+        return {"ok": False, "kind": "missing_function", "error": f"{module_name}.py has no function {function}()"}
+    args, kwargs = request["args"], request["kwargs"]
+    random.seed(SEED)
+    np.random.seed(SEED)
+    started = time.perf_counter()
+    try:
+        value = fn(*args, **kwargs)
+    except BaseException as exc:
+        # "error" names only the exception type: a hidden test shows it; "traceback" may show values.
+        detail = f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip()
+        if isinstance(exc, NotImplementedError):
+            return {"ok": False, "kind": "not_implemented",
+                    "error": f"{function}() is not implemented yet (it raises NotImplementedError)"}
+        return {"ok": False, "kind": "raised", "error": f"{function}() raised {type(exc).__name__}",
+                "traceback": detail}
+    reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started}
+    if request.get("return_inputs"):
+        reply["inputs"] = [args, kwargs]
+    return reply
+
+
+def main(argv: list[str]) -> None:
+    submission, limits = argv[1], json.loads(argv[2])
+    # Keep private copies of the request/reply pipes, then send the student's prints to stderr,
+    # which the grader captures (capped) and never parses.
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, submission)
+    _limit(limits)
+    while True:
+        try:
+            request = read_message(requests)
+        except EOFError:
+            return
+        try:
+            reply = _call(request)
+            frames = encode(reply)
+        except WireError as exc:
+            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request['function']}() {exc}"})
+        except BaseException as exc:                   # a value whose walk ran student code and failed
+            frames = encode({"ok": False, "kind": "bad_type",
+                             "error": f"{request['function']}() returned a value that cannot be read: "
+                                      f"{_describe(exc)}"})
+        try:
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        replies.write(b"".join(_HEADER.pack(len(f)) + f for f in frames))
+        replies.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
