@@ -233,10 +233,11 @@ def main(argv: list[str]) -> None:
             frames = encode({"ok": False, "kind": "bad_type",
                              "error": f"{request['function']}() returned a value that cannot be read: "
                                       f"{_describe(exc)}"})
-        try:
-            sys.stderr.flush()
-        except BaseException:
-            pass
+        for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
         replies.write(b"".join(_HEADER.pack(len(f)) + f for f in frames))
         replies.flush()
 

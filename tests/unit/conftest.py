@@ -1,0 +1,88 @@
+"""Fixtures for the grader's own tests: tiny courses and submissions written into tmp_path."""
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader.course import load
+from grader.sandbox import Limits
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+# A one-problem course whose suites need no reference: the student's `double(x)` must return 2 * x.
+MINI_PUBLIC = '''
+import numpy as np
+import pytest
+from grader.compare import assert_close
+
+@pytest.mark.points(1)
+def test_double_small(student):
+    """double of a small vector"""
+    assert_close(student.double(np.arange(3.0)), np.arange(3.0) * 2, what="double of [0, 1, 2]")
+'''
+MINI_HIDDEN = '''
+import numpy as np
+import pytest
+from grader.compare import assert_close
+
+@pytest.mark.points(2)
+def test_double_secret(student):
+    """double of a secret vector"""
+    x = np.array([1234.5, -7.25])
+    assert_close(student.double(x), x * 2, what="double of a hidden vector")
+
+@pytest.mark.points(1)
+def test_twice_secret(student):
+    """twice of a secret scalar"""
+    assert student.twice(21) == 42, "twice(21) should be 42"
+'''
+GOOD = {"mathy.py": "import numpy as np\n\ndef double(x):\n    return 2 * x\n\ndef twice(n):\n    return 2 * n\n"}
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+    return root
+
+
+@pytest.fixture
+def mini_course(tmp_path: Path) -> Path:
+    """A course folder with one problem, `mathy` (functions double, twice), 4 points; returns course.json."""
+    root = tmp_path / "course"
+    write_tree(root / "tests" / "public", {"__init__.py": "", "test_mathy.py": MINI_PUBLIC})
+    write_tree(root / "tests" / "hidden", {"__init__.py": "", "test_mathy.py": MINI_HIDDEN})
+    (root / "tests" / "__init__.py").write_text("")
+    write_tree(root / "solutions", GOOD)
+    write_tree(root / "exercises", {"mathy.py": "def double(x):\n    raise NotImplementedError\n\n"
+                                                 "def twice(n):\n    raise NotImplementedError\n"})
+    manifest = {"assignment": "mini", "solutions": "solutions", "limits": {"call_timeout": 2, "problem_budget": 5, "submission_budget": 20},
+                "problems": [{"name": "mathy", "module": "mathy", "functions": ["double", "twice"], "points": 4,
+                              "public": "tests/public/test_mathy.py", "hidden": "tests/hidden/test_mathy.py"}]}
+    (root / "course.json").write_text(json.dumps(manifest))
+    return root / "course.json"
+
+
+@pytest.fixture
+def limits() -> Limits:
+    return Limits(call_timeout=2, problem_budget=5, submission_budget=20, memory_mb=1024)
+
+
+@pytest.fixture
+def submission(tmp_path: Path):
+    """Write a submission folder from {filename: source} and return its path."""
+    counter = iter(range(1000))
+
+    def make(files: dict[str, str], name: str | None = None) -> Path:
+        return write_tree(tmp_path / "subs" / (name or f"student{next(counter)}"), files)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def course():
+    return load(PROJECT / "course.json")

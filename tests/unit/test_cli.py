@@ -1,0 +1,138 @@
+"""The `grade` commands on a tiny course: exit codes, score files, and a batch that never stops."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import jsonschema
+import pytest
+from conftest import GOOD
+
+from grader.report import schema
+
+
+def grade(*args, cwd=None):
+    """Run `grade` in a fresh process, as a user would (the suites are imported by the grader)."""
+    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+    return SimpleNamespace(exit_code=proc.returncode, output=proc.stdout + proc.stderr)
+
+
+def test_check_passes_on_good_code_and_fails_on_stubs(mini_course, submission):
+    good = submission(GOOD)
+    ok = grade("check", "--course", mini_course, "--path", good)
+    assert ok.exit_code == 0, ok.output
+    assert "1/1" in ok.output
+    stubs = grade("check", "--course", mini_course)           # default --path: the course's exercises/
+    assert stubs.exit_code == 1
+    assert "not implemented yet" in stubs.output
+
+
+def test_check_json_is_a_valid_score_file(mini_course, submission, tmp_path):
+    out = tmp_path / "me.json"
+    result = grade("check", "--course", mini_course, "--path", submission(GOOD), "--json", out)
+    assert result.exit_code == 0
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, schema())
+    assert doc["score"] == doc["max_score"] == 1           # public points only
+
+
+def test_check_unknown_problem_and_missing_folder_are_one_line_errors(mini_course, tmp_path):
+    r = grade("check", "nope", "--course", mini_course)
+    assert r.exit_code == 2 and "no problem named 'nope'" in r.output
+    r = grade("check", "--course", mini_course, "--path", tmp_path / "missing")
+    assert r.exit_code == 2 and "folder not found" in r.output
+    r = grade("check", "--course", tmp_path / "none.json")
+    assert r.exit_code == 2 and "none.json: not found" in r.output
+
+
+BROKEN = {
+    "good": GOOD,
+    "syntax": {"mathy.py": "def double(x:\n"},
+    "exits": {"mathy.py": "import os\ndef double(x):\n    os._exit(0)\ndef twice(n):\n    return 2 * n\n"},
+    "hangs": {"mathy.py": "def double(x):\n    while True:\n        pass\ndef twice(n):\n    return 2 * n\n"},
+    "liar": {"mathy.py": "class L:\n    def __eq__(s, o):\n        return True\n"
+                         "def double(x):\n    return L()\ndef twice(n):\n    return L()\n"},
+    "leaky": {"mathy.py": "def double(x):\n    print('INPUT', x)\n    return x\ndef twice(n):\n    return 2 * n\n"},
+}
+
+
+@pytest.fixture
+def batch(mini_course, submission):
+    for name, files in BROKEN.items():
+        folder = submission(files, name=name)
+    return folder.parent
+
+
+def test_autograde_scores_every_submission_and_keeps_going(mini_course, batch, tmp_path):
+    out = tmp_path / "scores"
+    result = grade("autograde", batch, "--out", out, "--course", mini_course, "--jobs", 1)
+    assert result.exit_code == 0, result.output
+    docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    assert sorted(docs) == sorted(BROKEN)
+    for doc in docs.values():
+        jsonschema.validate(doc, schema())
+        assert doc["max_score"] == 4                      # from course.json, whatever ran
+    scores = {name: doc["score"] for name, doc in docs.items()}
+    assert scores == {"good": 4, "syntax": 0, "exits": 1, "hangs": 1, "liar": 0, "leaky": 1}
+    by_test = {t["name"]: t for t in docs["hangs"]["tests"]}
+    assert "timed out after 2 s in double" in by_test["test_double_secret"]["output"] or \
+        "time budget" in by_test["test_double_secret"]["output"]
+    assert by_test["test_double_small"]["status"] == "error"
+    assert not list(out.glob(".*.tmp"))                   # no half-written file left
+
+
+def test_hidden_test_output_hides_inputs_values_and_prints(mini_course, batch, tmp_path):
+    out = tmp_path / "scores"
+    grade("autograde", batch, "--out", out, "--course", mini_course, "--jobs", 1)
+    leaky = json.loads((out / "leaky.json").read_text())
+    hidden = [t for t in leaky["tests"] if t["visibility"] != "visible"]
+    public = [t for t in leaky["tests"] if t["visibility"] == "visible"]
+    assert hidden and all("1234.5" not in t["output"] and "INPUT" not in t["output"] for t in hidden)
+    assert any("INPUT" in t["output"] for t in public)    # public tests show what the code printed
+    assert "values differ" in next(t for t in hidden if t["name"] == "test_double_secret")["output"]
+
+
+def test_autograde_in_parallel_gives_the_same_scores(mini_course, batch, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    grade("autograde", batch, "--out", one, "--course", mini_course, "--jobs", 1)
+    result = grade("autograde", batch, "--out", two, "--course", mini_course, "--jobs", 2)
+    assert result.exit_code == 0, result.output
+    for path in one.glob("*.json"):
+        a, b = json.loads(path.read_text()), json.loads((two / path.name).read_text())
+        assert [t["score"] for t in a["tests"]] == [t["score"] for t in b["tests"]]
+        assert a["submission_sha256"] == b["submission_sha256"]
+
+
+def test_autograde_errors(mini_course, tmp_path):
+    r = grade("autograde", tmp_path / "missing", "--out", tmp_path / "o", "--course", mini_course)
+    assert r.exit_code == 2 and "submissions folder not found" in r.output
+    (tmp_path / "empty").mkdir()
+    r = grade("autograde", tmp_path / "empty", "--out", tmp_path / "o", "--course", mini_course)
+    assert r.exit_code == 2 and "no student folders" in r.output
+
+
+def test_points_that_disagree_with_course_json_stop_before_grading(mini_course, batch, tmp_path):
+    data = json.loads(mini_course.read_text())
+    data["problems"][0]["points"] = 5
+    mini_course.write_text(json.dumps(data))
+    r = grade("autograde", batch, "--out", tmp_path / "o", "--course", mini_course, "--jobs", 1)
+    assert r.exit_code == 2 and "add up to 4, not 5" in r.output
+
+
+def test_validate_and_schema(mini_course):
+    r = grade("validate", "--course", mini_course)
+    assert r.exit_code == 0, r.output
+    assert "course is valid" in r.output
+    printed = json.loads(grade("schema").output)
+    assert printed == schema()
+    jsonschema.Draft202012Validator.check_schema(printed)
+
+
+def test_validate_fails_when_the_reference_is_wrong(mini_course):
+    (mini_course.parent / "solutions" / "mathy.py").write_text("def double(x):\n    return x\n"
+                                                               "def twice(n):\n    return 2 * n\n")
+    r = grade("validate", "--course", mini_course)
+    assert r.exit_code == 1 and "the reference scores" in r.output

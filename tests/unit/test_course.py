@@ -1,0 +1,53 @@
+"""course.json: a bad field gets a one-line error naming the file and the field."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader.course import load
+from grader.errors import GradeError
+
+
+def test_the_project_course_loads(course):
+    assert course.problem_names == ["layernorm", "gelu", "attention", "block", "params"]
+    assert course.max_score == 100
+    assert course.functions["softmax"] == "attention" and course.functions["mlp"] == "block"
+    assert len(course.sha256) == 64
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda c: c["problems"][0].update(points="ten"), "problems[0].points"),
+    (lambda c: c["problems"][0].update(points=-1), "problems[0].points"),
+    (lambda c: c["problems"][0].pop("module"), "problems[0].module"),
+    (lambda c: c["problems"][0].update(functions=["not valid"]), "problems[0].functions"),
+    (lambda c: c["problems"][0].update(public="tests/public/nope.py"), "problems[0].public"),
+    (lambda c: c.pop("assignment"), "assignment"),
+    (lambda c: c["limits"].update(call_timeout="fast"), "limits.call_timeout"),
+    (lambda c: c["limits"].update(bogus=1), "limits.bogus"),
+    (lambda c: c.update(problems=[]), "problems"),
+])
+def test_bad_fields_are_named(mini_course, change, field):
+    data = json.loads(mini_course.read_text())
+    change(data)
+    mini_course.write_text(json.dumps(data))
+    with pytest.raises(GradeError) as err:
+        load(mini_course)
+    message = str(err.value)
+    assert str(mini_course) in message and f"'{field}'" in message and "\n" not in message
+
+
+def test_not_json_and_missing_file(tmp_path):
+    bad = tmp_path / "course.json"
+    bad.write_text("{nope")
+    with pytest.raises(GradeError, match="not valid JSON"):
+        load(bad)
+    with pytest.raises(GradeError, match="not found"):
+        load(tmp_path / "missing.json")
+
+
+def test_fingerprint_follows_the_suites(mini_course):
+    before = load(mini_course).sha256
+    hidden = mini_course.parent / "tests" / "hidden" / "test_mathy.py"
+    hidden.write_text(hidden.read_text() + "\n# changed\n")
+    assert load(mini_course).sha256 != before
