@@ -131,7 +131,7 @@ def test_causal_false_uses_every_token(student, reference):
 
 
 @pytest.mark.points(1.5)
-def test_float32_inputs(student, reference):
+def test_float32_input_and_weights(student, reference):
     """float32 input and weights give the right values (float32 or float64 out)."""
     rng = np.random.default_rng(309)
     u = rng.normal(size=(6, 8)).astype(np.float32)

@@ -53,10 +53,10 @@ def test_llama_grouped_query_kv_heads(student, reference):
 
 @pytest.mark.points(1.5)
 def test_llama_small_d_default_d_ff(student, reference):
-    """Below d = 256 Llama's default d_ff is 8 * d // 3 (512 for d = 192)."""
-    got = student.count_params(192, 6, 2, style="llama")
-    assert_equal(got, reference.count_params(192, 6, 2, style="llama"),
-                 what="count_params(192, 6, 2, style=\"llama\") (d < 256: default d_ff = 8·d // 3)")
+    """Below d = 256 Llama's default d_ff is 8 * d // 3 (533 for d = 200)."""
+    got = student.count_params(200, 8, 2, style="llama")
+    assert_equal(got, reference.count_params(200, 8, 2, style="llama"),
+                 what="count_params(200, 8, 2, style=\"llama\") (d < 256: default d_ff = 8·d // 3)")
 
 
 @pytest.mark.points(1)
