@@ -141,17 +141,20 @@ class GradingPlugin:
         if report.failed:
             self._collect_errors.append(f"{report.nodeid}: {report.longreprtext.strip().splitlines()[-1]}")
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        report = yield
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+        """Record the verdict, and make a plain report: pytest's own would format a traceback we never show."""
         if call.when == "call" or call.excinfo is not None:
-            problem, public = self._suites[Path(item.path).resolve()]
+            _, public = self._suites[Path(item.path).resolve()]
             output = self._student.take_output() if self._student else ""
             if call.excinfo is None:
                 self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
             else:
                 self._verdicts.setdefault(item.nodeid, _message(call.excinfo.value, public, output))
-        return report
+        verdict = self._verdicts.get(item.nodeid, ("passed", "", ""))
+        outcome = "passed" if call.excinfo is None else "failed"
+        return pytest.TestReport(item.nodeid, item.location, {}, outcome, verdict[2] or None, call.when,
+                                 duration=call.duration, start=call.start, stop=call.stop)
 
     def _items(self, session: pytest.Session) -> list[tuple[pytest.Item, Problem, float, str]]:
         if self._collect_errors:

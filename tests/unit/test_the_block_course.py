@@ -1,0 +1,80 @@
+"""The real course: the reference scores full marks, the stubs zero, and the bundled examples get the
+grades their one mistake deserves (a fault in a component costs only that component's problem)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PROJECT
+
+F, Z, N = "full", "zero", "not_full"
+EXAMPLES = {   # layernorm, gelu, attention, block, params
+    "ada_correct": (F, F, F, F, F),
+    "alan_ddof1": (N, F, F, F, F),
+    "barbara_import_error": (F, F, Z, Z, F),
+    "edsger_post_ln": (F, F, F, N, F),
+    "grace_partial": (F, F, Z, Z, Z),
+    "kathy_erf_gelu": (F, N, F, F, F),
+    "linus_no_mask": (F, F, N, F, F),
+}
+NAMED = {   # tests the course text asks for by name
+    "layernorm": ["test_course_layernorm_of_h5", "test_row_times_10_changes_nothing",
+                  "test_eps_0_1_on_random_rows", "test_input_is_not_modified"],
+    "attention": ["test_course_h5_is_x5_plus_attention", "test_changing_last_token_leaves_earlier_rows_unchanged",
+                  "test_softmax_scores_shifted_by_100_in_float32", "test_softmax_scores_times_1000",
+                  "test_two_heads_distinct_weights"],
+    "block": ["test_mlp_course_m5_for_the", "test_block_course_y5_for_the", "test_block_attention_off_course_row"],
+    "gelu": ["test_tanh_form_not_erf_near_2_7"],
+}
+
+
+def grade(*args):
+    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
+                          cwd=PROJECT, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_validate_reference_full_and_stubs_zero():
+    code, output = grade("validate")
+    assert code == 0, output
+    assert "course is valid" in output
+
+
+@pytest.fixture(scope="module")
+def example_scores(tmp_path_factory):
+    out = tmp_path_factory.mktemp("scores")
+    code, output = grade("autograde", PROJECT / "examples" / "submissions", "--out", out, "--jobs", 2)
+    assert code == 0, output
+    return {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+
+
+@pytest.mark.parametrize("student", sorted(EXAMPLES))
+def test_examples_get_the_grade_their_mistake_deserves(example_scores, student):
+    doc = example_scores[student]
+    got = {p["name"]: p for p in doc["problems"]}
+    for name, want in zip(["layernorm", "gelu", "attention", "block", "params"], EXAMPLES[student]):
+        p = got[name]
+        ok = {F: p["score"] == p["max_score"], Z: p["score"] == 0, N: p["score"] < p["max_score"]}[want]
+        assert ok, f"{student} {name}: expected {want}, got {p['score']}/{p['max_score']}"
+    assert doc["max_score"] == 100
+
+
+def test_the_named_course_tests_exist_and_pass_for_a_correct_student(example_scores):
+    tests = {(t["problem"], t["name"]): t for t in example_scores["ada_correct"]["tests"]}
+    for problem, names in NAMED.items():
+        for name in names:
+            assert tests[(problem, name)]["status"] == "passed"
+
+
+def test_import_error_is_explained_and_hidden_outputs_stay_coarse(example_scores):
+    doc = example_scores["barbara_import_error"]
+    attention = [t for t in doc["tests"] if t["problem"] == "attention"]
+    assert all(t["status"] == "error" and "importing attention.py failed: NameError" in t["output"]
+               for t in attention)
+    alan = example_scores["alan_ddof1"]
+    hidden = [t for t in alan["tests"] if t["visibility"] != "visible" and t["status"] != "passed"]
+    assert hidden and all("yours" not in t["output"] and "expected" not in t["output"].split(":", 1)[0]
+                          for t in hidden)
