@@ -65,7 +65,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check --json me.json    # also write the result
     Exits 0 only when every test passes.
     """
-    from . import course as course_mod, report, runner, scoring
+    from . import course as course_mod, report, runner, sandbox, scoring
 
     course = course_mod.load(course_path)
     folder = path or course.exercises
@@ -74,7 +74,8 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
     for name in problems:
         course.problem(name)
     graded: list = []
-    runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, problems=problems)
+    level = sandbox.available_levels()[0]
+    runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=level, problems=problems)
     doc = scoring.score(course, graded[0], hidden=False)
     report.problem_table(doc, _console())
     if json_path:
@@ -88,28 +89,45 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
               help="Folder for the score files, <student>.json.")
 @click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64),
               help="Grader processes to run at once.")
+@click.option("--sandbox", "level", type=click.Choice(["auto", "bwrap", "process"]), default="auto",
+              show_default=True, help="Isolation of student code; auto picks the strongest this machine offers.")
+@click.option("--unsafe", is_flag=True, help="Allow grading without a sandbox (process isolation only).")
+@click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
 @course_option
-def autograde(submissions: Path, out_dir: Path, jobs: int, course_path: Path) -> None:
+def autograde(submissions: Path, out_dir: Path, jobs: int, level: str, unsafe: bool, force: bool,
+              course_path: Path) -> None:
     """Grade every student folder in SUBMISSIONS with the public and hidden suites.
 
     \b
     Each folder's name is the student id; each gets OUT/<student>.json, written atomically.
-    A broken submission never stops the batch. Exits 0 when every submission got a score file.
+    A broken submission never stops the batch. A submission whose score file already matches its
+    files, the course and the grader is skipped (--force regrades it).
+    Exits 0 when every submission has a score file.
     Example:
       grade autograde submissions/ --out scores/ --jobs 2
     """
-    from . import course as course_mod, report, runner, scoring
+    from . import course as course_mod, report, runner, sandbox, scoring
 
     course = course_mod.load(course_path)
     if not submissions.is_dir():
         raise GradeError(f"{submissions}: submissions folder not found")
+    level = _choose_level(level, unsafe, sandbox)
     job_list = [runner.Job(p.name, p) for p in sorted(submissions.iterdir())
                 if p.is_dir() and not p.name.startswith((".", "_"))]
     if not job_list:
         raise GradeError(f"{submissions}: no student folders in it")
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob(".*.json.*.tmp"):         # left by a batch killed mid-write
+        stale.unlink()
     err = _console(stderr=True)
     docs, failures = [], []
+    if not force:
+        kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level)) for job in job_list) if doc]
+        docs += kept
+        done = {doc["student"] for doc in kept}
+        job_list = [job for job in job_list if job.student not in done]
+        if kept:
+            err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)")
 
     def on_result(graded) -> None:
         doc = scoring.score(course, graded, hidden=True)
@@ -123,21 +141,51 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, course_path: Path) ->
         err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
                   f"({graded.seconds:.1f} s)", markup=False)
 
-    runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs)
+    if job_list:
+        runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level)
     docs.sort(key=lambda d: d["student"])
     report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
-                         f"(sandbox: {docs[0]['sandbox'] if docs else '-'})")
+                         f"(sandbox: {sandbox.describe(level)})")
     missing = sorted({j.student for j in job_list} - {d["student"] for d in docs})
     if missing:
         err.print(f"[red]no score file for: {', '.join(missing)}[/]")
     sys.exit(ExitStatus.FAILED if missing else ExitStatus.OK)
 
 
+def _choose_level(level: str, unsafe: bool, sandbox) -> str:
+    """The isolation level for autograde: refuse to run without a sandbox unless --unsafe."""
+    available = sandbox.available_levels()
+    chosen = available[0] if level == "auto" else level
+    if chosen not in available:
+        raise GradeError(f"--sandbox {level}: not available on this machine (install bubblewrap: "
+                         "apt-get install bubblewrap)")
+    if chosen == sandbox.PROCESS and not unsafe:
+        raise GradeError("no sandbox: student code would run with only process isolation; install bubblewrap "
+                         "(apt-get install bubblewrap) or pass --unsafe")
+    return chosen
+
+
+def _up_to_date(out_dir: Path, job, course, sandbox_level: str) -> dict | None:
+    """The existing score file of ``job`` if it was made from the same files, course, grader and sandbox."""
+    import json
+
+    from . import scoring
+
+    try:
+        doc = json.loads((out_dir / f"{job.student}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    same = (isinstance(doc, dict) and doc.get("course_sha256") == course.sha256
+            and doc.get("grader_version") == __version__ and doc.get("sandbox") == sandbox_level
+            and "error" not in doc and doc.get("submission_sha256") == scoring.submission_sha256(job.path))
+    return doc if same else None
+
+
 @main.command()
 @course_option
 def validate(course_path: Path) -> None:
     """Check the course: the reference scores full marks and the stubs zero, on every suite."""
-    from . import course as course_mod, report, runner, scoring
+    from . import course as course_mod, report, runner, sandbox, scoring
 
     course = course_mod.load(course_path)
     problems_ok = True
@@ -153,7 +201,8 @@ def validate(course_path: Path) -> None:
         raise GradeError(f"{course.path}: field 'solutions': needed to validate the course")
     docs: list = []
     jobs = [runner.Job("reference", course.solutions), runner.Job("stubs", course.exercises)]
-    runner.run(course, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True)
+    runner.run(course, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True,
+               level=sandbox.available_levels()[0])
     reference, stubs = docs
     report.summary_table(docs, _console(), title=f"{course.assignment}: validation")
     for ref_p, stub_p in zip(reference["problems"], stubs["problems"]):

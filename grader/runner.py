@@ -25,7 +25,7 @@ from .course import Course, Problem
 from .course import load as load_course
 from .errors import GradeError, StudentError
 from .proxy import Student
-from .sandbox import Worker, isolation_level
+from .sandbox import PROCESS, Worker, describe
 
 PYTEST_INI = Path(__file__).with_name("pytest.ini")
 MAX_SHOWN_OUTPUT = 2000
@@ -108,8 +108,9 @@ class GradingPlugin:
     """The pytest plugin that feeds submissions to the collected items and records verdicts."""
 
     def __init__(self, course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None],
-                 hidden: bool):
+                 hidden: bool, level: str):
         self.course = course
+        self.level = level
         self.jobs = jobs
         self.on_result = on_result
         self.hidden = hidden
@@ -193,7 +194,7 @@ class GradingPlugin:
         self._verdicts = {}
         error = ""
         try:
-            with Worker(job.path, self.course.limits) as worker:
+            with Worker(job.path, self.course.limits, self.level) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits)
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
@@ -208,7 +209,17 @@ class GradingPlugin:
             status, kind, output = self._verdicts.get(item.nodeid, ("error", "not_run", f"not run: {error}"))
             results.append(TestResult(name=item.name, problem=problem.name, points=points, status=status,
                                       output=output, visibility=visibility, kind=kind))
-        return Graded(job, tuple(results), time.monotonic() - started, isolation_level(), error)
+        return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error)
+
+
+def _not_dumpable() -> None:
+    """Linux: make this process non-dumpable, so no process of another uid (or in another sandbox) can
+    ptrace it or read its memory through /proc (it holds the hidden tests and expected values)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_DUMPABLE = 4
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def suite_files(course: Course, hidden: bool, problems: Iterable[str] = ()) -> list[Path]:
@@ -223,15 +234,18 @@ def suite_files(course: Course, hidden: bool, problems: Iterable[str] = ()) -> l
 
 
 def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None], *, hidden: bool,
-        problems: Iterable[str] = ()) -> None:
+        level: str = PROCESS, problems: Iterable[str] = ()) -> None:
     """Grade ``jobs`` one after another in this process, calling ``on_result`` for each.
 
     :param hidden: run the hidden suites too (instructors), not only the public ones (students).
+    :param level: the isolation level of the workers (see :func:`grader.sandbox.available_levels`).
     :param problems: limit the run to these problem names (default: all).
     :raises GradeError: a suite failed to load, or its points disagree with course.json.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    plugin = GradingPlugin(course, jobs, on_result, hidden)
+    sys.dont_write_bytecode = True                       # nothing written next to the suites
+    _not_dumpable()
+    plugin = GradingPlugin(course, jobs, on_result, hidden, level)
     if problems:
         plugin.course = Course(**{**course.__dict__, "problems": tuple(course.problem(n) for n in problems)})
     args = [str(f) for f in suite_files(course, hidden, problems)] + [
@@ -244,7 +258,7 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
         raise GradeError(f"pytest could not run the suites (exit status {int(code)})")
 
 
-def _serve(course_path: str, hidden: bool, tasks, results) -> None:
+def _serve(course_path: str, hidden: bool, level: str, tasks, results) -> None:
     """A grader process for :func:`run_parallel`: grade jobs from ``tasks`` until it sends ``None``."""
     course = load_course(course_path)
 
@@ -254,17 +268,17 @@ def _serve(course_path: str, hidden: bool, tasks, results) -> None:
             yield job
 
     try:
-        run(course, jobs(), lambda graded: results.put(("done", os.getpid(), graded)), hidden=hidden)
+        run(course, jobs(), lambda graded: results.put(("done", os.getpid(), graded)), hidden=hidden, level=level)
     except BaseException as exc:
         results.put(("fatal", os.getpid(), f"{type(exc).__name__}: {exc}"))
 
 
 def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], None], *, hidden: bool,
-                 processes: int) -> None:
+                 processes: int, level: str = PROCESS) -> None:
     """Like :func:`run`, with ``processes`` grader processes; a grader process that dies costs only its
     current submission (graded as an error) and is replaced."""
     if processes <= 1 or len(jobs) <= 1:
-        run(course, jobs, on_result, hidden=hidden)
+        run(course, jobs, on_result, hidden=hidden, level=level)
         return
     ctx = multiprocessing.get_context("spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
@@ -275,7 +289,7 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     current: dict[int, Job] = {}
 
     def start() -> None:
-        proc = ctx.Process(target=_serve, args=(str(course.path), hidden, tasks, results), daemon=True)
+        proc = ctx.Process(target=_serve, args=(str(course.path), hidden, level, tasks, results), daemon=True)
         proc.start()
         procs[proc.pid] = proc
 
@@ -291,7 +305,7 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
                     job = current.pop(pid, None)
                     if job is not None:
                         pending -= 1
-                        on_result(Graded(job, (), 0.0, isolation_level(),
+                        on_result(Graded(job, (), 0.0, describe(level),
                                          f"the grader process died (exit code {proc.exitcode})"))
                     if pending:
                         start()

@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,70 @@ class Reply:
     seconds: float
 
 
-def isolation_level() -> str:
-    """The isolation this machine gives the worker: ``process+rlimits`` on POSIX, ``process`` elsewhere."""
-    return "process+rlimits" if os.name == "posix" else "process"
+BWRAP, PROCESS = "bwrap", "process"
+DROP_UID = 65534                 # nobody: the worker's uid when the grader runs as root
+SANDBOX_TMP_BYTES = 64 << 20     # the worker's private /tmp
+
+
+def _runtime_paths() -> list[Path]:
+    """Folders the worker needs to see: the interpreter, the standard library and numpy."""
+    import numpy
+
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent.parent,
+             Path(numpy.__file__).resolve().parent.parent}
+    return sorted(p for p in paths if not str(p).startswith("/usr/"))
+
+
+def _bwrap_command(copy: Path, python: list[str], drop_uid: bool) -> list[str]:
+    """The bubblewrap command line: a mount namespace holding only /usr, the Python runtime, numpy, the
+    worker script (read-only) and the submission's private copy; new pid, net, ipc and uts namespaces;
+    a private size-capped /tmp; killed with its parent."""
+    cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib64", "sbin"):
+        if os.path.islink(f"/{name}"):
+            cmd += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
+    made: set[Path] = set()
+    for path in _runtime_paths():
+        for parent in reversed(path.parents[:-1]):   # bwrap would make missing parents 0700
+            if parent not in made:
+                cmd += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        cmd += ["--ro-bind", str(path), str(path)]
+    cmd += ["--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py", "--bind", str(copy), "/submission",
+            "--chdir", "/submission", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    if drop_uid:                  # root: keep only what the worker needs to drop to `nobody` itself
+        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:                         # not root: a user namespace maps us in
+        cmd += ["--unshare-user"]
+    return cmd + python
+
+
+@lru_cache(maxsize=1)
+def _bwrap_works() -> bool:
+    if os.name != "posix" or shutil.which("bwrap") is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:
+        cmd = _bwrap_command(Path(tmp), [sys.executable, "-I", "-c", "import numpy"], os.geteuid() == 0)
+        try:
+            return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+
+
+def available_levels() -> list[str]:
+    """The isolation levels this machine offers, strongest first: ``bwrap`` (Linux with bubblewrap), ``process``."""
+    return ([BWRAP] if _bwrap_works() else []) + [PROCESS]
+
+
+def describe(level: str) -> str:
+    """The ``sandbox`` field of a score file: what isolated the student's code."""
+    if level == BWRAP:
+        who = f"uid {DROP_UID}" if os.geteuid() == 0 else "user namespace"
+        return f"bwrap (mount, pid, net, ipc, uts namespaces; {who}; rlimits)"
+    return "process (rlimits)" if os.name == "posix" else "process"
 
 
 def private_copy(submission: Path, into: Path) -> Path:
@@ -96,10 +158,21 @@ class Worker:
     Use as a context manager; :meth:`close` kills the process group and deletes the private copy.
     """
 
-    def __init__(self, submission: Path, limits: Limits):
+    def __init__(self, submission: Path, limits: Limits, level: str = PROCESS):
+        if level not in (BWRAP, PROCESS):
+            raise ValueError(f"unknown isolation level {level!r}")
         self.limits = limits
+        self.level = level
+        self._drop_uid = level == BWRAP and os.geteuid() == 0
         self._tmp = Path(tempfile.mkdtemp(prefix="grade-"))
-        self.root = private_copy(Path(submission), self._tmp)
+        try:
+            self.root = private_copy(Path(submission), self._tmp)
+            if self._drop_uid:           # the student's code may write in its own (private) folder
+                for path in [self.root, *self.root.rglob("*")]:
+                    os.chown(path, DROP_UID, DROP_UID, follow_symlinks=False)
+        except BaseException:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
         self._log_path = self._tmp / "output.log"
         self._proc: subprocess.Popen | None = None
         self._replies: queue.Queue = queue.Queue()
@@ -111,18 +184,23 @@ class Worker:
         self.close()
 
     def _start(self) -> None:
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.root), "TMPDIR": str(self._tmp),
-               "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+        limits = self.limits.worker_limits()
+        if self.level == BWRAP:
+            root, tmp = "/submission", "/tmp"
+            limits["drop_uid"] = DROP_UID if self._drop_uid else None
+            cmd = _bwrap_command(self.root, [sys.executable, "-I", "-B", "/worker/worker.py", root,
+                                             json.dumps(limits)], self._drop_uid)
+        else:
+            root, tmp = str(self.root), str(self._tmp)
+            cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), root, json.dumps(limits)]
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": root, "TMPDIR": tmp, "PYTHONHASHSEED": "0",
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}
         for key in ("SYSTEMROOT", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):   # Windows needs SYSTEMROOT
             if key in os.environ:
                 env[key] = os.environ[key]
         log = open(self._log_path, "ab")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(WORKER_SCRIPT), str(self.root),
-             json.dumps(self.limits.worker_limits())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=self.root, env=env,
-            start_new_session=(os.name == "posix"))
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                      cwd=self.root, env=env, start_new_session=(os.name == "posix"))
         log.close()
         self._replies = queue.Queue()
         threading.Thread(target=self._read, args=(self._proc.stdout, self._replies), daemon=True).start()
@@ -194,6 +272,8 @@ class Worker:
             except subprocess.TimeoutExpired:
                 code = None
             self._kill()
+            if self.level == BWRAP and code is not None and code > 128:
+                code = -(code - 128)                     # bwrap reports a signal as 128 + its number
             raise StudentError("crashed", _death(function, code, payload))
         output = self._output_since(offset)
         if not payload["ok"]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.course import load
-from grader.sandbox import Limits
+from grader.sandbox import BWRAP, Limits, available_levels
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -86,3 +86,19 @@ def submission(tmp_path: Path):
 @pytest.fixture(scope="session")
 def course():
     return load(PROJECT / "course.json")
+
+
+LEVELS = available_levels()
+
+
+@pytest.fixture(params=LEVELS)
+def level(request) -> str:
+    """Every isolation level this machine offers (bwrap where bubblewrap works, and plain process)."""
+    return request.param
+
+
+@pytest.fixture
+def bwrap_level() -> str:
+    if BWRAP not in LEVELS:
+        pytest.skip("bubblewrap is not available on this machine")
+    return BWRAP
