@@ -73,9 +73,9 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
     for name in problems:
         course.problem(name)
-    graded: list = []
-    level = sandbox.available_levels()[0]
-    runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=level, problems=problems)
+    graded: list = []       # a student's own code on their own machine: process isolation, on every OS
+    runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=sandbox.PROCESS,
+               problems=problems)
     doc = scoring.score(course, graded[0], hidden=False)
     report.problem_table(doc, _console())
     if json_path:

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.sandbox import BWRAP, PROCESS, available_levels
+
 ROOT = Path(__file__).resolve().parents[2]
 GRADE = [sys.executable, "-m", "grader"]
 
@@ -47,11 +49,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         subs = Path(tmp) / "subs"
         make_class(subs, args.submissions)
-        for jobs in (1, 2):
-            seconds = wall(GRADE + ["autograde", str(subs), "--out", str(Path(tmp) / f"out{jobs}"),
-                                    "--jobs", str(jobs)])
-            print(f"grade autograde, {args.submissions} submissions, --jobs {jobs}: {seconds:6.2f} s = "
-                  f"{args.submissions / seconds:6.1f} submissions/s (target >= 10/s with --jobs 2)")
+        rates = {}
+        for level in available_levels():
+            for jobs in (1, 2):
+                out = Path(tmp) / f"out-{level}-{jobs}"
+                seconds = wall(GRADE + ["autograde", str(subs), "--out", str(out), "--jobs", str(jobs),
+                                        "--sandbox", level, "--unsafe"])
+                rates[level, jobs] = args.submissions / seconds
+                print(f"grade autograde --sandbox {level:7} --jobs {jobs}, {args.submissions} submissions: "
+                      f"{seconds:6.2f} s = {rates[level, jobs]:6.1f} submissions/s (target >= 10/s with --jobs 2)")
+        if (BWRAP, 2) in rates:
+            print(f"sandbox cost: bwrap runs at {rates[BWRAP, 2] / rates[PROCESS, 2]:.2f}x the throughput of "
+                  "process isolation alone with --jobs 2 (target >= 0.5x)")
 
 
 if __name__ == "__main__":

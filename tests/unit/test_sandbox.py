@@ -306,3 +306,12 @@ def test_bwrap_level_is_available_where_bubblewrap_is_installed():
     if not sys.platform.startswith("linux") or shutil.which("bwrap") is None:
         pytest.skip("no bubblewrap here")
     assert available_levels()[0] == BWRAP
+
+
+def test_segfault_is_reported_by_signal_name(submission, limits, level):
+    sub = submission({"mod.py": "import ctypes\ndef f():\n    return ctypes.string_at(0)\ndef g():\n    return 2\n"})
+    with Worker(sub, limits, level) as w:
+        with pytest.raises(StudentError) as err:
+            call(w, "f")
+        assert err.value.kind == "crashed" and "SIGSEGV" in err.value.message
+        assert call(w, "g") == 2
