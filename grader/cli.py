@@ -1,6 +1,7 @@
 """The ``grade`` command: click options only; each command calls plain functions from the modules."""
 from __future__ import annotations
 
+import shutil
 import sys
 from enum import IntEnum
 from pathlib import Path
@@ -75,7 +76,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         course.problem(name)
     graded: list = []       # a student's own code on their own machine: process isolation, on every OS
     runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=sandbox.PROCESS,
-               problems=problems)
+               warm=False, problems=problems)
     doc = scoring.score(course, graded[0], hidden=False)
     report.problem_table(doc, _console())
     if json_path:
@@ -119,6 +120,9 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, level: str, unsafe: b
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob(".*.json.*.tmp"):         # left by a batch killed mid-write
         stale.unlink()
+    work = out_dir / ".grading"                          # private copies: nothing written outside --out
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
     err = _console(stderr=True)
     docs, failures = [], []
     if not force:
@@ -141,8 +145,12 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, level: str, unsafe: b
         err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
                   f"({graded.seconds:.1f} s)", markup=False)
 
-    if job_list:
-        runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level)
+    try:
+        if job_list:
+            runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
+                                tmp_root=work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     docs.sort(key=lambda d: d["student"])
     report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
                          f"(sandbox: {sandbox.describe(level)})")

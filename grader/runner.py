@@ -11,6 +11,7 @@ import importlib
 import multiprocessing
 import os
 import queue
+import socket
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -25,7 +26,7 @@ from .course import Course, Problem
 from .course import load as load_course
 from .errors import GradeError, StudentError
 from .proxy import Student
-from .sandbox import PROCESS, Worker, describe
+from .sandbox import PROCESS, Worker, Zygote, describe
 
 PYTEST_INI = Path(__file__).with_name("pytest.ini")
 MAX_SHOWN_OUTPUT = 2000
@@ -108,9 +109,12 @@ class GradingPlugin:
     """The pytest plugin that feeds submissions to the collected items and records verdicts."""
 
     def __init__(self, course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None],
-                 hidden: bool, level: str):
+                 hidden: bool, level: str, warm: bool, tmp_root: Path | None):
         self.course = course
+        self.tmp_root = tmp_root
         self.level = level
+        self.warm = warm and hasattr(socket, "send_fds")    # POSIX: fork workers from a warm zygote
+        self._zygote: Zygote | None = None
         self.jobs = jobs
         self.on_result = on_result
         self.hidden = hidden
@@ -187,14 +191,28 @@ class GradingPlugin:
                 self.on_result(self._grade(job, items))
         except BaseException as exc:                     # re-raised by run() after pytest returns
             self.error = exc
+        finally:
+            if self._zygote is not None:
+                self._zygote.close()
         return True
+
+    def _warm_zygote(self) -> Zygote | None:
+        """The zygote to fork this submission's worker from (restarted if a submission killed it)."""
+        if not self.warm:
+            return None
+        if self._zygote is not None and not self._zygote.alive:
+            self._zygote.close()
+            self._zygote = None
+        if self._zygote is None:
+            self._zygote = Zygote(self.level, self.tmp_root)
+        return self._zygote
 
     def _grade(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
         self._verdicts = {}
         error = ""
         try:
-            with Worker(job.path, self.course.limits, self.level) as worker:
+            with Worker(job.path, self.course.limits, self.level, self._warm_zygote(), self.tmp_root) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits)
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
@@ -234,18 +252,21 @@ def suite_files(course: Course, hidden: bool, problems: Iterable[str] = ()) -> l
 
 
 def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None], *, hidden: bool,
-        level: str = PROCESS, problems: Iterable[str] = ()) -> None:
+        level: str = PROCESS, warm: bool = True, tmp_root: Path | None = None,
+        problems: Iterable[str] = ()) -> None:
     """Grade ``jobs`` one after another in this process, calling ``on_result`` for each.
 
     :param hidden: run the hidden suites too (instructors), not only the public ones (students).
     :param level: the isolation level of the workers (see :func:`grader.sandbox.available_levels`).
+    :param warm: fork each submission's worker from a warm zygote (POSIX) instead of starting Python.
+    :param tmp_root: where the private copies of submissions go (default: the system's temporary folder).
     :param problems: limit the run to these problem names (default: all).
     :raises GradeError: a suite failed to load, or its points disagree with course.json.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     sys.dont_write_bytecode = True                       # nothing written next to the suites
     _not_dumpable()
-    plugin = GradingPlugin(course, jobs, on_result, hidden, level)
+    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root)
     if problems:
         plugin.course = Course(**{**course.__dict__, "problems": tuple(course.problem(n) for n in problems)})
     args = [str(f) for f in suite_files(course, hidden, problems)] + [
@@ -258,7 +279,7 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
         raise GradeError(f"pytest could not run the suites (exit status {int(code)})")
 
 
-def _serve(course_path: str, hidden: bool, level: str, tasks, results) -> None:
+def _serve(course_path: str, hidden: bool, level: str, tmp_root: Path | None, tasks, results) -> None:
     """A grader process for :func:`run_parallel`: grade jobs from ``tasks`` until it sends ``None``."""
     course = load_course(course_path)
 
@@ -268,17 +289,18 @@ def _serve(course_path: str, hidden: bool, level: str, tasks, results) -> None:
             yield job
 
     try:
-        run(course, jobs(), lambda graded: results.put(("done", os.getpid(), graded)), hidden=hidden, level=level)
+        run(course, jobs(), lambda graded: results.put(("done", os.getpid(), graded)), hidden=hidden, level=level,
+            tmp_root=tmp_root)
     except BaseException as exc:
         results.put(("fatal", os.getpid(), f"{type(exc).__name__}: {exc}"))
 
 
 def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], None], *, hidden: bool,
-                 processes: int, level: str = PROCESS) -> None:
+                 processes: int, level: str = PROCESS, tmp_root: Path | None = None) -> None:
     """Like :func:`run`, with ``processes`` grader processes; a grader process that dies costs only its
     current submission (graded as an error) and is replaced."""
     if processes <= 1 or len(jobs) <= 1:
-        run(course, jobs, on_result, hidden=hidden, level=level)
+        run(course, jobs, on_result, hidden=hidden, level=level, tmp_root=tmp_root)
         return
     ctx = multiprocessing.get_context("spawn")
     tasks, results = ctx.Queue(), ctx.Queue()
@@ -289,7 +311,8 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     current: dict[int, Job] = {}
 
     def start() -> None:
-        proc = ctx.Process(target=_serve, args=(str(course.path), hidden, level, tasks, results), daemon=True)
+        proc = ctx.Process(target=_serve, args=(str(course.path), hidden, level, tmp_root, tasks, results),
+                           daemon=True)
         proc.start()
         procs[proc.pid] = proc
 

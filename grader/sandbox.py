@@ -75,10 +75,11 @@ def _runtime_paths() -> list[Path]:
     return sorted(p for p in paths if not str(p).startswith("/usr/"))
 
 
-def _bwrap_command(copy: Path, python: list[str], drop_uid: bool) -> list[str]:
+def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, inside: str = "/submission") -> list[str]:
     """The bubblewrap command line: a mount namespace holding only /usr, the Python runtime, numpy, the
-    worker script (read-only) and the submission's private copy; new pid, net, ipc and uts namespaces;
-    a private size-capped /tmp; killed with its parent."""
+    worker script (read-only) and ``copy`` (the submission's private copy, or the spool of private
+    copies, at ``inside``); new pid, net, ipc and uts namespaces; a private size-capped /tmp; killed
+    with its parent."""
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
     for name in ("bin", "lib", "lib64", "sbin"):
@@ -91,9 +92,9 @@ def _bwrap_command(copy: Path, python: list[str], drop_uid: bool) -> list[str]:
                 cmd += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         cmd += ["--ro-bind", str(path), str(path)]
-    cmd += ["--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py", "--bind", str(copy), "/submission",
-            "--chdir", "/submission", "--proc", "/proc", "--dev", "/dev",
-            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    cmd += ["--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py", "--bind", str(copy), inside,
+            "--chdir", inside, "--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
     if drop_uid:                  # root: keep only what the worker needs to drop to `nobody` itself
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:                         # not root: a user namespace maps us in
@@ -152,19 +153,177 @@ def private_copy(submission: Path, into: Path) -> Path:
     return target
 
 
+def _worker_env(home: str, tmp: str) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "TMPDIR": tmp, "PYTHONHASHSEED": "0",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+    for key in ("SYSTEMROOT", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):   # Windows needs SYSTEMROOT
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+class Zygote:
+    """A warm, sandboxed parent of workers (POSIX): numpy imported, no student code ever loaded.
+
+    It forks one fresh worker per submission (so a worker costs a fork, not an interpreter start) and
+    kills all of them, and everything they started, on request. At the ``bwrap`` level it lives in its
+    own sandbox whose only writable folder is a spool holding the private copy of the submission being
+    graded; it grades one submission at a time. Use as a context manager.
+    """
+
+    def __init__(self, level: str, tmp_root: Path | None = None):
+        import socket
+
+        self.level = level
+        self.drop_uid = level == BWRAP and os.geteuid() == 0
+        self.spool = Path(tempfile.mkdtemp(prefix="grade-spool-", dir=tmp_root))     # what the sandbox sees
+        self.spool.chmod(0o755)
+        self.logs = Path(tempfile.mkdtemp(prefix="grade-logs-", dir=tmp_root))       # what it does not
+        self._log = self.logs / "zygote.log"
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        python = [sys.executable, "-I", "-B"]
+        if level == BWRAP:
+            self.inside = "/spool"
+            cmd = _bwrap_command(self.spool, python + ["/worker/worker.py", "--zygote", "pidns"], self.drop_uid,
+                                 inside=self.inside)
+        else:
+            self.inside = str(self.spool)
+            cmd = python + [str(WORKER_SCRIPT), "--zygote", "nopidns"]
+        with open(self._log, "ab") as log:
+            self._proc = subprocess.Popen(cmd, stdin=theirs, stdout=subprocess.DEVNULL, stderr=log,
+                                          cwd=self.spool, env=_worker_env(self.inside, "/tmp" if level == BWRAP
+                                                                          else tempfile.gettempdir()),
+                                          start_new_session=True)
+        theirs.close()
+        self._ctrl = ours
+        self._answers: queue.Queue = queue.Queue()
+        self._exits: dict[int, int] = {}
+        self._exited = threading.Condition()
+        threading.Thread(target=self._listen, daemon=True).start()
+
+    def __enter__(self) -> "Zygote":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                data = self._ctrl.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                self._answers.put(None)
+                return
+            message = json.loads(data)
+            if message["op"] == "exit":
+                with self._exited:
+                    self._exits[message["pid"]] = message["code"]
+                    self._exited.notify_all()
+            else:
+                self._answers.put(message)
+
+    def _ask(self, message: dict, fds: list[int] = (), timeout: float = 10.0) -> dict:
+        import socket
+
+        try:
+            socket.send_fds(self._ctrl, [json.dumps(message).encode()], list(fds))
+            answer = self._answers.get(timeout=timeout)
+        except (OSError, queue.Empty):
+            answer = None
+        if answer is None:
+            raise RuntimeError(f"the worker zygote stopped answering ({message['op']})")
+        return answer
+
+    def spawn(self, folder: str, limits: dict, log_fd: int):
+        """Fork a worker for the submission at ``folder`` (a path inside the zygote's view).
+
+        :returns: ``(socket, pid)``: the grader's end of the worker's channel, and the worker's pid.
+        :raises RuntimeError: the zygote is gone.
+        """
+        import socket
+
+        ours, theirs = socket.socketpair()
+        try:
+            pid = self._ask({"op": "spawn", "dir": folder, "limits": limits}, [theirs.fileno(), log_fd])["pid"]
+        finally:
+            theirs.close()
+        return ours, pid
+
+    def exit_code(self, pid: int, timeout: float) -> int | None:
+        """The exit code of worker ``pid`` (negative: killed by that signal), or None if not known in time."""
+        with self._exited:
+            self._exited.wait_for(lambda: pid in self._exits, timeout=timeout)
+            return self._exits.pop(pid, None)
+
+    def kill(self) -> None:
+        """Kill every worker and everything they started; wait until they are gone."""
+        self._ask({"op": "kill"})
+
+    def close(self) -> None:
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._proc.wait()
+        self._ctrl.close()
+        shutil.rmtree(self.spool, ignore_errors=True)
+        shutil.rmtree(self.logs, ignore_errors=True)
+
+
+class _Channel:
+    """The grader's end of a forked worker's socket, as a stream whose reads and writes give up at
+    ``deadline`` (``time.monotonic()``) with :class:`TimeoutError`."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.deadline = 0.0
+
+    def _arm(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        self.sock.settimeout(left)
+
+    def read(self, n: int) -> bytes:
+        self._arm()
+        return self.sock.recv(min(n, 1 << 20))
+
+    def write(self, data: bytes) -> None:
+        self._arm()
+        self.sock.sendall(data)
+
+    def flush(self) -> None:
+        pass
+
+
 class Worker:
     """A sandboxed worker process for one submission, started lazily and restarted after a failure.
 
-    Use as a context manager; :meth:`close` kills the process group and deletes the private copy.
+    :param zygote: fork the worker from this warm zygote (same level) instead of starting Python.
+    :param tmp_root: where the private copy goes (default: the system's temporary folder).
+
+    Use as a context manager; :meth:`close` kills the worker and all it started, and deletes the copy.
     """
 
-    def __init__(self, submission: Path, limits: Limits, level: str = PROCESS):
+    def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
+                 tmp_root: Path | None = None):
         if level not in (BWRAP, PROCESS):
             raise ValueError(f"unknown isolation level {level!r}")
+        if zygote is not None and zygote.level != level:
+            raise ValueError("the zygote's isolation level differs from the worker's")
         self.limits = limits
         self.level = level
+        self._zygote = zygote
         self._drop_uid = level == BWRAP and os.geteuid() == 0
-        self._tmp = Path(tempfile.mkdtemp(prefix="grade-"))
+        self._tmp = Path(tempfile.mkdtemp(prefix="grade-", dir=zygote.spool if zygote else tmp_root))
+        if zygote is not None:
+            self._tmp.chmod(0o755)
         try:
             self.root = private_copy(Path(submission), self._tmp)
             if self._drop_uid:           # the student's code may write in its own (private) folder
@@ -173,8 +332,12 @@ class Worker:
         except BaseException:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise
-        self._log_path = self._tmp / "output.log"
-        self._proc: subprocess.Popen | None = None
+        self._log_path = (zygote.logs if zygote else self._tmp) / f"{self._tmp.name}.log"
+        self._log_path.touch()
+        self._proc: subprocess.Popen | None = None       # without a zygote
+        self._pid: int | None = None                     # with a zygote
+        self._channel = None
+        self._requests = None
         self._replies: queue.Queue = queue.Queue()
 
     def __enter__(self) -> "Worker":
@@ -185,25 +348,34 @@ class Worker:
 
     def _start(self) -> None:
         limits = self.limits.worker_limits()
-        if self.level == BWRAP:
-            root, tmp = "/submission", "/tmp"
-            limits["drop_uid"] = DROP_UID if self._drop_uid else None
-            cmd = _bwrap_command(self.root, [sys.executable, "-I", "-B", "/worker/worker.py", root,
-                                             json.dumps(limits)], self._drop_uid)
-        else:
-            root, tmp = str(self.root), str(self._tmp)
-            cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), root, json.dumps(limits)]
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": root, "TMPDIR": tmp, "PYTHONHASHSEED": "0",
-               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}
-        for key in ("SYSTEMROOT", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):   # Windows needs SYSTEMROOT
-            if key in os.environ:
-                env[key] = os.environ[key]
+        limits["drop_uid"] = DROP_UID if self._drop_uid else None
         log = open(self._log_path, "ab")
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                      cwd=self.root, env=env, start_new_session=(os.name == "posix"))
-        log.close()
+        try:
+            if self._zygote is not None:
+                inside = f"{self._zygote.inside}/{self.root.relative_to(self._zygote.spool)}"
+                limits["tmp"] = "/tmp" if self.level == BWRAP else str(self._tmp)
+                try:
+                    sock, self._pid = self._zygote.spawn(inside, limits, log.fileno())
+                except RuntimeError as err:
+                    raise StudentError("crashed", f"could not start a worker: {err}") from None
+                self._channel = _Channel(sock)
+                return
+            else:
+                if self.level == BWRAP:
+                    root, tmp = "/submission", "/tmp"
+                    cmd = _bwrap_command(self.root, [sys.executable, "-I", "-B", "/worker/worker.py", root,
+                                                     json.dumps(limits)], self._drop_uid)
+                else:
+                    root, tmp = str(self.root), str(self._tmp)
+                    cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), root, json.dumps(limits)]
+                self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                              cwd=self.root, env=_worker_env(root, tmp),
+                                              start_new_session=(os.name == "posix"))
+                self._requests, replies = self._proc.stdin, self._proc.stdout
+        finally:
+            log.close()
         self._replies = queue.Queue()
-        threading.Thread(target=self._read, args=(self._proc.stdout, self._replies), daemon=True).start()
+        threading.Thread(target=self._read, args=(replies, self._replies), daemon=True).start()
 
     @staticmethod
     def _read(stream, replies: queue.Queue) -> None:
@@ -217,22 +389,48 @@ class Worker:
                 replies.put(("garbled", f"{type(exc).__name__}: {exc}"))
                 return
 
-    def _kill(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
+    @property
+    def _running(self) -> bool:
+        return self._proc is not None or self._pid is not None
+
+    def _exit_code(self, timeout: float) -> int | None:
+        """The worker's exit code after its channel closed (negative: the signal that killed it)."""
+        if self._zygote is not None:
+            return self._zygote.exit_code(self._pid, timeout)
         try:
-            if os.name == "posix":
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout):
+            code = self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        if self.level == BWRAP and code > 128:
+            code = -(code - 128)                         # bwrap reports a signal as 128 + its number
+        return code
+
+    def _kill(self) -> None:
+        """Kill the worker and every process it started."""
+        proc, self._proc, self._pid = self._proc, None, None
+        if self._zygote is not None:
+            try:
+                self._zygote.kill()
+            except RuntimeError:
+                pass
+            streams = [self._channel.sock] if self._channel else []
+            self._channel = None
+        elif proc is not None:
+            try:
+                if os.name == "posix":
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+            streams = [proc.stdin, proc.stdout]
+        else:
+            return
+        for stream in streams:
             try:
                 stream.close()
-            except OSError:
+            except (OSError, AttributeError):
                 pass
 
     def _output_since(self, offset: int) -> str:
@@ -244,6 +442,31 @@ class Worker:
             return ""
         return data.decode("utf-8", errors="replace").replace("\x00", "")
 
+    def _exchange(self, request: dict, deadline: float) -> tuple[str, Any]:
+        """Send one request and wait for its reply until ``deadline`` (``time.monotonic()``).
+
+        :returns: ``("ok", reply)``, ``("eof", None)`` when the worker died, or ``("garbled", why)``.
+        :raises TimeoutError: no reply in time.
+        """
+        if self._channel is not None:                    # a forked worker: read its socket right here
+            self._channel.deadline = deadline
+            try:
+                wire.write_message(self._channel, request)
+                return "ok", wire.read_message(self._channel)
+            except (EOFError, ConnectionError):
+                return "eof", None
+            except TimeoutError:
+                raise
+            except Exception as exc:                     # a garbled or oversized frame
+                return "garbled", f"{type(exc).__name__}: {exc}"
+        try:                                             # a spawned worker: its pipe is read by a thread
+            wire.write_message(self._requests, request)
+            return self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise TimeoutError from None
+        except OSError:
+            return "eof", None
+
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
              return_inputs: bool = False) -> Reply:
         """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
@@ -251,29 +474,21 @@ class Worker:
         :param timeout: seconds of wall clock before the worker is killed.
         :raises StudentError: the student's code raised, timed out, crashed, exited or returned bad data.
         """
-        if self._proc is None:
+        if not self._running:
             self._start()
         offset = self._log_path.stat().st_size
         request = {"op": "call", "module": module, "function": function, "args": list(args),
                    "kwargs": dict(kwargs), "return_inputs": return_inputs}
         started = time.monotonic()
         try:
-            wire.write_message(self._proc.stdin, request)
-            status, payload = self._replies.get(timeout=timeout)
-        except queue.Empty:
+            status, payload = self._exchange(request, started + timeout)
+        except TimeoutError:
             self._kill()
             raise StudentError("timeout", f"timed out after {timeout:g} s in {function}") from None
-        except (BrokenPipeError, OSError):
-            status, payload = "eof", None
         seconds = time.monotonic() - started
         if status != "ok":
-            try:
-                code = self._proc.wait(timeout=1) if self._proc else None
-            except subprocess.TimeoutExpired:
-                code = None
+            code = self._exit_code(timeout=1) if status == "eof" else None
             self._kill()
-            if self.level == BWRAP and code is not None and code > 128:
-                code = -(code - 128)                     # bwrap reports a signal as 128 + its number
             raise StudentError("crashed", _death(function, code, payload))
         output = self._output_since(offset)
         if not payload["ok"]:
@@ -284,6 +499,8 @@ class Worker:
     def close(self) -> None:
         self._kill()
         shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._zygote is not None:
+            self._log_path.unlink(missing_ok=True)
 
 
 def _death(function: str, code: int | None, garbled: str | None) -> str:

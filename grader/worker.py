@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import random
+import shutil
 import signal
 import struct
 import sys
@@ -256,5 +257,124 @@ def main(argv: list[str]) -> None:
         replies.flush()
 
 
+# ---------------------------------------------------------------- the zygote: warm workers by fork
+
+def _kill_all(in_pid_namespace: bool, children: set[int]) -> None:
+    """Kill every worker and everything they started; in a pid namespace that is every process but
+    its init and this one, so children that called setsid() go too."""
+    if not in_pid_namespace:
+        for pid in children:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return
+    me = os.getpid()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        alive = []
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) not in (1, me):
+                try:
+                    with open(f"/proc/{name}/stat", "rb") as f:
+                        if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                            continue                     # a zombie: dead, waiting to be reaped
+                    os.kill(int(name), signal.SIGKILL)
+                    alive.append(name)
+                except (OSError, IndexError):
+                    pass
+        if not alive:
+            return
+        time.sleep(0.005)
+
+
+def _child(ctrl, fds: list[int], request: dict) -> None:
+    """In a freshly forked worker: take the channel as stdin/stdout and the log as stderr, close every
+    other descriptor (the zygote's control socket included), then serve the grader."""
+    try:
+        ctrl.detach()
+        channel, log = fds
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.dup2(channel, 0)
+        os.dup2(channel, 1)
+        os.dup2(log, 2)
+        os.closerange(3, 1 << 16)
+        os.chdir(request["dir"])
+        os.environ["HOME"] = request["dir"]
+        os.environ["TMPDIR"] = request["limits"]["tmp"]
+        main(["worker", request["dir"], json.dumps(request["limits"])])
+    finally:
+        os._exit(0)
+
+
+def zygote(in_pid_namespace: bool) -> None:
+    """Serve the grader's control socket (fd 0, SOCK_SEQPACKET, one JSON message a packet):
+    ``spawn`` forks a worker on the passed channel and log descriptors (numpy already imported, no
+    student code loaded), ``kill`` kills every worker; each worker's exit code is reported back."""
+    import select
+    import socket
+
+    ctrl = socket.socket(fileno=0)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: set[int] = set()
+
+    def send(message: dict) -> None:
+        ctrl.send(json.dumps(message).encode())
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in children:
+                children.discard(pid)
+                send({"op": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+
+    while True:
+        ready, _, _ = select.select([ctrl, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+            reap()
+        if ctrl not in ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(ctrl, 1 << 16, 2)
+        if not data:
+            return                                       # the grader is gone
+        request = json.loads(data)
+        if request["op"] == "spawn":
+            pid = os.fork()
+            if pid == 0:
+                _child(ctrl, fds, request)
+            for fd in fds:
+                os.close(fd)
+            children.add(pid)
+            send({"op": "spawned", "pid": pid})
+        elif request["op"] == "kill":
+            _kill_all(in_pid_namespace, children)
+            reap()
+            if in_pid_namespace:                         # the sandbox's own /tmp: empty for the next one
+                for name in os.listdir("/tmp"):
+                    path = os.path.join("/tmp", name)
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        try:
+                            os.unlink(path)
+                        except OSError:
+                            pass
+            send({"op": "killed"})
+
+
 if __name__ == "__main__":
-    main(sys.argv)
+    if sys.argv[1:2] == ["--zygote"]:
+        zygote(sys.argv[2] == "pidns")
+    else:
+        main(sys.argv)

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from grader.course import load
-from grader.sandbox import BWRAP, Limits, available_levels
+from grader.sandbox import BWRAP, Limits, Worker, Zygote, available_levels
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -89,6 +90,7 @@ def course():
 
 
 LEVELS = available_levels()
+WARM = [False, True] if hasattr(socket, "send_fds") else [False]
 
 
 @pytest.fixture(params=LEVELS)
@@ -102,3 +104,31 @@ def bwrap_level() -> str:
     if BWRAP not in LEVELS:
         pytest.skip("bubblewrap is not available on this machine")
     return BWRAP
+
+
+def _worker_factory(level: str, warm: bool, limits: Limits):
+    zygotes = []
+
+    def make(submission: Path) -> Worker:
+        if warm and not zygotes:
+            zygotes.append(Zygote(level))
+        return Worker(submission, limits, level, zygotes[0] if warm else None)
+
+    return make, zygotes
+
+
+@pytest.fixture(params=[(lv, w) for lv in LEVELS for w in WARM], ids=lambda p: f"{p[0]}-{'warm' if p[1] else 'cold'}")
+def make_worker(request, limits):
+    """Make a Worker at every level, started cold (a new interpreter) or warm (forked from a zygote)."""
+    make, zygotes = _worker_factory(*request.param, limits)
+    yield make
+    for z in zygotes:
+        z.close()
+
+
+@pytest.fixture(params=WARM, ids=lambda w: "warm" if w else "cold")
+def make_bwrap_worker(request, limits, bwrap_level):
+    make, zygotes = _worker_factory(bwrap_level, request.param, limits)
+    yield make
+    for z in zygotes:
+        z.close()

@@ -17,13 +17,13 @@ def call(worker, fn, *args, module="mod", timeout=2.0, **kwargs):
     return worker.call(module, fn, list(args), kwargs, timeout=timeout).value
 
 
-def test_value_round_trip(submission, limits, level):
+def test_value_round_trip(submission, make_worker):
     sub = submission({"mod.py": """
         import numpy as np
         def f(x, params, n=1):
             return {"y": x * n, "w": params["W"].sum(), "n": n, "t": (1, 2.5, None, "s")}
         """})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         out = call(w, "f", np.eye(2, dtype=np.float32), {"W": np.ones(3)}, n=3)
     assert type(out["y"]) is np.ndarray and out["y"].dtype == np.float32
     assert out["y"].tolist() == [[3, 0], [0, 3]]
@@ -31,10 +31,10 @@ def test_value_round_trip(submission, limits, level):
     assert out["n"] == 3 and out["t"] == [1, 2.5, None, "s"]
 
 
-def test_input_is_a_copy_and_mutation_is_reported(submission, limits, level):
+def test_input_is_a_copy_and_mutation_is_reported(submission, make_worker):
     sub = submission({"mod.py": "def f(x):\n    x[0] = 99.0\n    return x\n"})
     x = np.zeros(3)
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         reply = w.call("mod", "f", [x], {}, timeout=2, return_inputs=True)
     assert x[0] == 0.0
     args_after, _ = reply.inputs
@@ -57,9 +57,9 @@ def test_input_is_a_copy_and_mutation_is_reported(submission, limits, level):
     ("def f():\n    return lambda: 1\n", "bad_type", "function"),
     ("def f():\n    x = []\n    x.append(x)\n    return x\n", "too_large", "nested"),
 ])
-def test_failures_become_student_errors(submission, limits, level, source, kind, words):
+def test_failures_become_student_errors(submission, make_worker, source, kind, words):
     sub = submission({"mod.py": source})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         with pytest.raises(StudentError) as err:
             call(w, "f")
     assert err.value.kind == kind
@@ -67,32 +67,32 @@ def test_failures_become_student_errors(submission, limits, level, source, kind,
     assert "secret 1234" not in err.value.message        # the exception text stays in detail
 
 
-def test_pytest_exit_and_skip_from_student_code_are_plain_errors(submission, limits, level):
+def test_pytest_exit_and_skip_from_student_code_are_plain_errors(submission, make_worker):
     sub = submission({"mod.py": "import pytest\ndef f():\n    pytest.exit('bye', returncode=0)\n"
                                 "def g():\n    pytest.skip('nope')\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         for fn in ("f", "g"):
             with pytest.raises(StudentError) as err:
                 call(w, fn)
             assert err.value.kind == "raised"
 
 
-def test_os_exit_is_a_crash_and_the_next_call_gets_a_fresh_worker(submission, limits, level):
+def test_os_exit_is_a_crash_and_the_next_call_gets_a_fresh_worker(submission, make_worker):
     sub = submission({"mod.py": "import os\ndef f():\n    os._exit(0)\ndef g():\n    return 7\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         with pytest.raises(StudentError) as err:
             call(w, "f")
         assert err.value.kind == "crashed" and "exited" in err.value.message
         assert call(w, "g") == 7
 
 
-def test_a_hang_is_killed_at_the_timeout(submission, limits, level):
+def test_a_hang_is_killed_at_the_timeout(submission, make_worker):
     sub = submission({"mod.py": "import signal, time\n"
                                 "def f():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
                                 "    while True:\n        try:\n            time.sleep(1)\n"
                                 "        except BaseException:\n            pass\n"
                                 "def g():\n    return 1\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         started = time.monotonic()
         with pytest.raises(StudentError) as err:
             call(w, "f", timeout=0.5)
@@ -101,26 +101,26 @@ def test_a_hang_is_killed_at_the_timeout(submission, limits, level):
         assert call(w, "g") == 1
 
 
-def test_memory_bomb_is_refused_by_the_address_space_limit(submission, limits, level):
+def test_memory_bomb_is_refused_by_the_address_space_limit(submission, make_worker):
     sub = submission({"mod.py": "import numpy as np\ndef f():\n    return np.ones(400 << 20).sum()\n"})
-    with Worker(sub, limits, level) as w:          # 3.2 GB of float64 against a 1 GiB limit
+    with make_worker(sub) as w:          # 3.2 GB of float64 against a 1 GiB limit
         with pytest.raises(StudentError) as err:
             call(w, "f")
     assert "MemoryError" in err.value.message
 
 
-def test_printing_never_reaches_the_reply_channel(submission, limits, level):
+def test_printing_never_reaches_the_reply_channel(submission, make_worker):
     sub = submission({"mod.py": "import sys\ndef f():\n    print('{\"score\": 100}')\n"
                                 "    sys.__stdout__.write('=== 10 passed ===')\n    return 1.5\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         reply = w.call("mod", "f", [], {}, timeout=2)
     assert reply.value == 1.5
     assert '{"score": 100}' in reply.output and "10 passed" in reply.output
 
 
-def test_huge_print_is_capped(submission, limits, level):
+def test_huge_print_is_capped(submission, make_worker, limits):
     sub = submission({"mod.py": "def f():\n    print('x' * (50 << 20))\n    return 1\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         try:
             reply = w.call("mod", "f", [], {}, timeout=5)
             assert len(reply.output) <= limits.output_kb << 10
@@ -128,40 +128,40 @@ def test_huge_print_is_capped(submission, limits, level):
             assert err.kind in ("raised", "crashed")
 
 
-def test_submission_folder_is_left_as_it_was(submission, limits, level):
+def test_submission_folder_is_left_as_it_was(submission, make_worker):
     sub = submission({"mod.py": "import os\ndef f():\n    open('results.json', 'w').write('{}')\n    return 1\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         assert call(w, "f") == 1
     assert sorted(p.name for p in sub.iterdir()) == ["mod.py"]
 
 
-def test_seeded_randomness_is_the_same_every_call(submission, limits, level):
+def test_seeded_randomness_is_the_same_every_call(submission, make_worker):
     sub = submission({"mod.py": "import numpy as np\ndef f():\n    return np.random.rand(3)\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         assert np.array_equal(call(w, "f"), call(w, "f"))
 
 
 # ---- attacks on the machine itself: what the sandbox (bwrap level) must contain -----------------------------
 
-def test_os_exit_at_import_is_a_crash(submission, limits, level):
+def test_os_exit_at_import_is_a_crash(submission, make_worker):
     sub = submission({"mod.py": "import os\nos._exit(0)\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         with pytest.raises(StudentError) as err:
             call(w, "f")
     assert err.value.kind == "crashed"
 
 
-def test_module_level_pytest_skip_is_an_import_error(submission, limits, level):
+def test_module_level_pytest_skip_is_an_import_error(submission, make_worker):
     sub = submission({"mod.py": "import pytest\npytest.skip('all of it', allow_module_level=True)\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         with pytest.raises(StudentError) as err:
             call(w, "f")
     assert err.value.kind == "import_error" and "Skipped" in err.value.message
 
 
-def test_wrong_signature_is_reported(submission, limits, level):
+def test_wrong_signature_is_reported(submission, make_worker):
     sub = submission({"mod.py": "def f(x):\n    return x\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         with pytest.raises(StudentError) as err:
             call(w, "f", 1, 2)
     assert err.value.kind == "raised" and "TypeError" in err.value.message
@@ -195,25 +195,25 @@ def f(n, marker):
 """
 
 
-def test_setsid_children_do_not_outlive_the_submission(submission, limits, bwrap_level):
+def test_setsid_children_do_not_outlive_the_submission(submission, limits, make_bwrap_worker):
     marker = f"grade-test-marker-{os.getpid()}-setsid"
-    with Worker(submission({"mod.py": FORKER}), limits, bwrap_level) as w:
+    with make_bwrap_worker(submission({"mod.py": FORKER})) as w:
         assert call(w, "f", 3, marker) == 3
         assert len(_alive(marker, expect=3)) == 3
     assert _alive(marker, expect=0) == []
 
 
-def test_fork_bomb_is_bounded_by_the_process_limit(submission, limits, bwrap_level):
+def test_fork_bomb_is_bounded_by_the_process_limit(submission, limits, make_bwrap_worker):
     if os.geteuid() != 0:
         pytest.skip("the uid drop (and so RLIMIT_NPROC) applies when the grader runs as root")
     marker = f"grade-test-marker-{os.getpid()}-bomb"
-    with Worker(submission({"mod.py": FORKER}), limits, bwrap_level) as w:
+    with make_bwrap_worker(submission({"mod.py": FORKER})) as w:
         started = call(w, "f", 500, marker, timeout=20)
     assert started < limits.worker_limits()["processes"]
     assert _alive(marker, expect=0) == []
 
 
-def test_the_worker_sees_only_the_runtime_and_its_submission(submission, limits, bwrap_level, tmp_path):
+def test_the_worker_sees_only_the_runtime_and_its_submission(submission, limits, make_bwrap_worker, tmp_path):
     secret = tmp_path / "hidden_solution_course.json"
     secret.write_text("canary-7f3a")
     sub = submission({"mod.py": """
@@ -228,13 +228,13 @@ def test_the_worker_sees_only_the_runtime_and_its_submission(submission, limits,
                           if n in ("hidden", "solutions", "course.json", "hidden_solution_course.json")]
             return found
         """})
-    with Worker(sub, limits, bwrap_level) as w:
+    with make_bwrap_worker(sub) as w:
         assert call(w, "f", "/", timeout=30) == []
         assert call(w, "f", str(tmp_path)) == []
         assert sorted(os.listdir("/")) != call(w, "f", "/submission")   # sanity: it did walk
 
 
-def test_the_grader_process_is_invisible(submission, limits, bwrap_level, monkeypatch):
+def test_the_grader_process_is_invisible(submission, limits, make_bwrap_worker, monkeypatch):
     monkeypatch.setenv("GRADER_SECRET_TOKEN", "canary-91bd")
     sub = submission({"mod.py": """
         import os
@@ -249,12 +249,12 @@ def test_the_grader_process_is_invisible(submission, limits, bwrap_level, monkey
                         pass
             return "\\n".join(loot) + "\\n".join(f"{k}={v}" for k, v in os.environ.items())
         """})
-    with Worker(sub, limits, bwrap_level) as w:
+    with make_bwrap_worker(sub) as w:
         loot = call(w, "f")
     assert "canary-91bd" not in loot and "pytest" not in loot
 
 
-def test_no_network(submission, limits, bwrap_level):
+def test_no_network(submission, limits, make_bwrap_worker):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
@@ -269,13 +269,13 @@ def test_no_network(submission, limits, bwrap_level):
                 return type(err).__name__
         """})
     try:
-        with Worker(sub, limits, bwrap_level) as w:
+        with make_bwrap_worker(sub) as w:
             assert call(w, "f", port) != "connected"
     finally:
         server.close()
 
 
-def test_writes_stay_inside_the_sandbox(submission, limits, bwrap_level, tmp_path):
+def test_writes_stay_inside_the_sandbox(submission, limits, make_bwrap_worker, tmp_path):
     sub = submission({"mod.py": """
         import os
         def f(targets):
@@ -292,7 +292,7 @@ def test_writes_stay_inside_the_sandbox(submission, limits, bwrap_level, tmp_pat
         """})
     targets = [str(tmp_path / "results.json"), f"/tmp/grade-test-canary-{os.getpid()}/results.json",
                str(sub.parent / "results.json"), str(sub / "results.json")]
-    with Worker(sub, limits, bwrap_level) as w:
+    with make_bwrap_worker(sub) as w:
         call(w, "f", targets)
     assert not any(os.path.exists(t) for t in targets)
 
@@ -308,10 +308,36 @@ def test_bwrap_level_is_available_where_bubblewrap_is_installed():
     assert available_levels()[0] == BWRAP
 
 
-def test_segfault_is_reported_by_signal_name(submission, limits, level):
+def test_segfault_is_reported_by_signal_name(submission, make_worker):
     sub = submission({"mod.py": "import ctypes\ndef f():\n    return ctypes.string_at(0)\ndef g():\n    return 2\n"})
-    with Worker(sub, limits, level) as w:
+    with make_worker(sub) as w:
         with pytest.raises(StudentError) as err:
             call(w, "f")
         assert err.value.kind == "crashed" and "SIGSEGV" in err.value.message
         assert call(w, "g") == 2
+
+
+def test_a_fresh_worker_per_submission_nothing_leaks_to_the_next(submission, make_worker):
+    """Globals, monkeypatched numpy and builtins, files in /tmp: none survives into the next student's worker."""
+    cheat = submission({"mod.py": """
+        import builtins, numpy, os, sys, tempfile
+        STATE = []
+        def f():
+            numpy.sum = lambda *a, **k: 42
+            builtins.GRADER_SEEN = True
+            sys.modules["layernorm"] = "hijacked"
+            open(os.path.join(tempfile.gettempdir(), "left-behind"), "w").write("x")
+            STATE.append(1)
+            return len(STATE)
+        """})
+    honest = submission({"mod.py": """
+        import builtins, numpy, os, sys, tempfile
+        def f():
+            return [float(numpy.sum(numpy.ones(3))), hasattr(builtins, "GRADER_SEEN"),
+                    "layernorm" in sys.modules, os.path.exists(os.path.join(tempfile.gettempdir(), "left-behind"))]
+        """})
+    with make_worker(cheat) as w:
+        assert call(w, "f") == 1 and call(w, "f") == 2     # state persists within one submission...
+    with make_worker(honest) as w:
+        sums, seen, hijacked, left = call(w, "f")
+    assert (sums, seen, hijacked, left) == (3.0, False, False, False)   # ...and never into the next one
