@@ -1,6 +1,7 @@
 """The ``grade`` command: click options only; each command calls plain functions from the modules."""
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from enum import IntEnum
@@ -88,14 +89,15 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 @click.argument("submissions", type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the score files, <student>.json.")
-@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64),
-              help="Grader processes to run at once.")
+@click.option("--jobs", "-j", default=os.cpu_count() or 1, show_default="the number of cores",
+              type=click.IntRange(1, 256), help="Grader processes to run at once.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (for scripts); the exit status tells.")
 @click.option("--sandbox", "level", type=click.Choice(["auto", "bwrap", "process"]), default="auto",
               show_default=True, help="Isolation of student code; auto picks the strongest this machine offers.")
 @click.option("--unsafe", is_flag=True, help="Allow grading without a sandbox (process isolation only).")
 @click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
 @course_option
-def autograde(submissions: Path, out_dir: Path, jobs: int, level: str, unsafe: bool, force: bool,
+def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, level: str, unsafe: bool, force: bool,
               course_path: Path) -> None:
     """Grade every student folder in SUBMISSIONS with the public and hidden suites.
 
@@ -130,7 +132,7 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, level: str, unsafe: b
         docs += kept
         done = {doc["student"] for doc in kept}
         job_list = [job for job in job_list if job.student not in done]
-        if kept:
+        if kept and not quiet:
             err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)")
 
     def on_result(graded) -> None:
@@ -142,18 +144,19 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, level: str, unsafe: b
             err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
             return
         docs.append(doc)
-        err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
-                  f"({graded.seconds:.1f} s)", markup=False)
+        done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} ({graded.seconds:.1f} s)")
 
     try:
-        if job_list:
-            runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
-                                tmp_root=work)
+        with report.progress(len(job_list), err, quiet) as done:
+            if job_list:
+                runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
+                                    tmp_root=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     docs.sort(key=lambda d: d["student"])
-    report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
-                         f"(sandbox: {sandbox.describe(level)})")
+    if not quiet:
+        report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
+                             f"(sandbox: {sandbox.describe(level)})")
     missing = sorted({j.student for j in job_list} - {d["student"] for d in docs})
     if missing:
         err.print(f"[red]no score file for: {', '.join(missing)}[/]")

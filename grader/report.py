@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from .errors import GradeError
 
@@ -117,3 +118,37 @@ def summary_table(docs: Iterable[dict], console, title: str) -> None:
                  for n in names]
         table.add_row(doc["student"], *cells, f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}")
     console.print(table)
+
+
+@contextmanager
+def progress(total: int, console, quiet: bool = False) -> Iterator[Callable[[str], None]]:
+    """Report grading progress; yields ``done(line)``, to call once per graded submission.
+
+    On a terminal: a rich progress bar with the count, the rate (submissions per second) and the ETA.
+    Elsewhere (CI, a log file): one plain line per submission. ``quiet``: nothing.
+    """
+    if quiet or total == 0:
+        yield lambda line: None
+        return
+    if not console.is_terminal:
+        count = [0]
+
+        def plain(line: str) -> None:
+            count[0] += 1
+            console.print(f"[{count[0]}/{total}] {line}", markup=False, highlight=False)
+
+        yield plain
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, \
+        TimeRemainingColumn
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:.1f}/s" if task.speed else "", style="progress.data.speed")
+
+    columns = [TextColumn("grading"), BarColumn(), MofNCompleteColumn(), Rate(), TextColumn("ETA"),
+               TimeRemainingColumn()]
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("grading", total=total)
+        yield lambda line: bar.advance(task)

@@ -136,3 +136,14 @@ def test_validate_fails_when_the_reference_is_wrong(mini_course):
                                                                "def twice(n):\n    return 2 * n\n")
     r = grade("validate", "--course", mini_course)
     assert r.exit_code == 1 and "the reference scores" in r.output
+
+
+def test_progress_lines_when_not_a_terminal_and_nothing_when_quiet(mini_course, submission, tmp_path):
+    for i in range(3):
+        folder = submission(GOOD, name=f"p{i}")
+    r = grade("autograde", folder.parent, "--out", tmp_path / "a", "--course", mini_course)
+    assert r.exit_code == 0
+    assert "[1/3] graded p" in r.output and "[3/3] graded p" in r.output
+    q = grade("autograde", folder.parent, "--out", tmp_path / "b", "--course", mini_course, "--quiet")
+    assert q.exit_code == 0 and q.output == ""
+    assert len(list((tmp_path / "b").glob("*.json"))) == 3
