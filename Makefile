@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	  else sudo apt-get install -y -qq bubblewrap || echo "bubblewrap not installed: autograde needs it (or --unsafe)"; fi; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)

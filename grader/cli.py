@@ -92,13 +92,16 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 @click.option("--jobs", "-j", default=os.cpu_count() or 1, show_default="the number of cores",
               type=click.IntRange(1, 256), help="Grader processes to run at once.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (for scripts); the exit status tells.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Grade here (--jobs processes) or on a Dask cluster (--scheduler).")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://10.0.0.5:8786.")
 @click.option("--sandbox", "level", type=click.Choice(["auto", "bwrap", "process"]), default="auto",
               show_default=True, help="Isolation of student code; auto picks the strongest this machine offers.")
 @click.option("--unsafe", is_flag=True, help="Allow grading without a sandbox (process isolation only).")
 @click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
 @course_option
-def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, level: str, unsafe: bool, force: bool,
-              course_path: Path) -> None:
+def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor: str, scheduler: str | None,
+              level: str, unsafe: bool, force: bool, course_path: Path) -> None:
     """Grade every student folder in SUBMISSIONS with the public and hidden suites.
 
     \b
@@ -114,6 +117,8 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, level: s
     course = course_mod.load(course_path)
     if not submissions.is_dir():
         raise GradeError(f"{submissions}: submissions folder not found")
+    if (executor == "dask") != (scheduler is not None):
+        raise GradeError("--executor dask and --scheduler ADDRESS go together")
     level = _choose_level(level, unsafe, sandbox)
     job_list = [runner.Job(p.name, p) for p in sorted(submissions.iterdir())
                 if p.is_dir() and not p.name.startswith((".", "_"))]
@@ -148,7 +153,9 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, level: s
 
     try:
         with report.progress(len(job_list), err, quiet) as done:
-            if job_list:
+            if job_list and executor == "dask":
+                runner.run_dask(course, job_list, on_result, hidden=True, level=level, scheduler=scheduler)
+            elif job_list:
                 runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
                                     tmp_root=work)
     finally:
