@@ -47,6 +47,7 @@ GOOD = {"mathy.py": "import numpy as np\n\ndef double(x):\n    return 2 * x\n\nd
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(textwrap.dedent(text))
     return root
 
