@@ -94,6 +94,8 @@ def _message(exc: BaseException, public: bool, function_output: str) -> tuple[st
         text = exc.message + (f"\n{exc.detail}" if public and exc.detail else "")
     elif isinstance(exc, AssertionError):
         status, kind, text = "failed", "assertion", (str(exc) or "assertion failed") if public else "assertion failed"
+    elif isinstance(exc, pytest.fail.Exception):
+        status, kind, text = "failed", "assertion", (exc.msg or "failed") if public else "failed"
     elif isinstance(exc, pytest.skip.Exception):
         status, kind, text = "failed", "skipped", "skipped: a skipped test earns no points"
     else:
@@ -122,6 +124,7 @@ class GradingPlugin:
         self.ran = False
         self._collect_errors: list[str] = []
         self._student: Student | None = None
+        self._reference: SimpleNamespace | None = None
         self._verdicts: dict[str, tuple[str, str, str]] = {}
         self._suites: dict[Path, tuple[Problem, bool]] = {}
         for p in course.problems:
@@ -140,7 +143,9 @@ class GradingPlugin:
     @pytest.fixture(scope="session")
     def reference(self) -> SimpleNamespace:
         """The reference functions (hidden suites only)."""
-        return load_reference(self.course)
+        if self._reference is None:
+            self._reference = load_reference(self.course)
+        return self._reference
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -207,6 +212,27 @@ class GradingPlugin:
             self._zygote = Zygote(self.level, self.tmp_root)
         return self._zygote
 
+    @staticmethod
+    def _direct(item: pytest.Item) -> bool:
+        """A plain test function whose only fixtures are ours: call it without pytest's per-test machinery."""
+        return (isinstance(item, pytest.Function) and not hasattr(item, "callspec")
+                and set(item.fixturenames) <= {"student", "reference"})
+
+    def _call_directly(self, item: pytest.Function) -> None:
+        """Run one test function with the ``student`` and ``reference`` fixtures and record its verdict
+        (the same verdicts as through pytest, about a millisecond faster a test)."""
+        if "reference" in item.fixturenames and self._reference is None:
+            self._reference = load_reference(self.course)
+        kwargs = {"student": self._student, "reference": self._reference}
+        _, public = self._suites[Path(item.path).resolve()]
+        try:
+            item.obj(**{name: kwargs[name] for name in item.fixturenames})
+        except (Exception, pytest.skip.Exception, pytest.fail.Exception) as exc:
+            self._verdicts[item.nodeid] = _message(exc, public, self._student.take_output())
+        else:
+            self._student.take_output()
+            self._verdicts[item.nodeid] = ("passed", "", "")
+
     def _grade(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
         self._verdicts = {}
@@ -216,8 +242,11 @@ class GradingPlugin:
                 self._student = Student(worker, self.course.functions, self.course.limits)
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
-                    nextitem = items[i + 1][0] if i + 1 < len(items) else None
-                    item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                    if self._direct(item):
+                        self._call_directly(item)
+                    else:
+                        nextitem = items[i + 1][0] if i + 1 < len(items) else None
+                        item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message
         finally:
