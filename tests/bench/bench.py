@@ -1,25 +1,37 @@
-"""`make bench`: time `grade check` on the reference and `grade autograde` on generated submissions.
+"""`make bench`: how fast the grader is, measured in one run on this machine.
 
-Prints medians of wall-clock times measured in this run, and submissions per second. The machines
-are shared and noisy: compare figures from one run, never across runs.
+Prints, with medians where a step is repeated:
+- `grade check` wall time on the reference, against `python -c "import numpy"` as the baseline;
+- `grade autograde` throughput (submissions per second) on N generated submissions (a mix of correct,
+  partial and faulty ones) with --jobs 1 and --jobs 2, at every isolation level the machine offers,
+  and the peak memory (RSS) of one worker and of one grader process;
+- the same N graded by a plain `pytest` run per submission (the student's code imported into the
+  test process, as nbgrader- or otter-style graders do), two at a time, as the baseline;
+- the time a submission that hangs costs (bounded by the call timeout and the time budgets).
 
-    python tests/bench/bench.py [--submissions 200] [--repeat 5]
+The machines are shared and noisy: compare figures from one run, never across runs.
+
+    python tests/bench/bench.py [--submissions 500] [--repeat 5] [--skip-baseline]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.sandbox import BWRAP, PROCESS, available_levels
 
 ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 GRADE = [sys.executable, "-m", "grader"]
+HANG = "def gelu(x):\n    while True:\n        pass\n"
 
 
 def wall(cmd: list[str], **kwargs) -> float:
@@ -35,32 +47,90 @@ def make_class(folder: Path, n: int) -> None:
         shutil.copytree(sources[i % len(sources)], folder / f"s{i:04d}")
 
 
+def measured(cmd: list[str]) -> tuple[float, float, float]:
+    """Run ``cmd``; return its wall time (s) and the largest RSS (MiB) seen, polling `ps` every 20 ms,
+    of one worker (a process running worker.py) and of one grader process among its descendants."""
+    peak = {"worker": 0.0, "grader": 0.0}
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while proc.poll() is None:
+        rows = [line.split(None, 3) for line in subprocess.run(
+            ["ps", "-ww", "-eo", "pid=,ppid=,rss=,args="], capture_output=True, text=True).stdout.splitlines()]
+        children: dict[str, list] = {}
+        for row in rows:
+            if len(row) == 4:
+                children.setdefault(row[1], []).append(row)
+        todo = [str(proc.pid)]
+        while todo:
+            for pid, _, rss, args in children.get(todo.pop(), []):
+                todo.append(pid)
+                kind = "worker" if "worker.py" in args and not args.startswith("bwrap") else "grader"
+                if kind == "worker" or "python" in args:
+                    peak[kind] = max(peak[kind], int(rss) / 1024)
+        time.sleep(0.02)
+    return time.perf_counter() - started, peak["worker"], peak["grader"]
+
+
+def baseline(subs: Path, jobs: int) -> float:
+    """Seconds to grade every submission with one plain `pytest` process each, `jobs` at a time."""
+    env = {**os.environ, "PYTHONPATH": str(HERE), "PYTHONDONTWRITEBYTECODE": "1"}
+    suites = [str(p) for p in sorted((ROOT / "tests" / "public").glob("test_*.py"))
+              + sorted((ROOT / "tests" / "hidden").glob("test_*.py"))]
+
+    def one(folder: Path) -> None:
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "naive", "-p", "no:cacheprovider",
+                        "--rootdir", str(ROOT), "-c", str(HERE / "naive.ini"), *suites],
+                       cwd=ROOT, env={**env, "SUBMISSION": str(folder)}, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=600)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(one, sorted(subs.iterdir())))
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--submissions", type=int, default=200)
+    parser.add_argument("--submissions", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--skip-baseline", action="store_true", help="leave out the plain-pytest baseline")
     args = parser.parse_args()
+    n = args.submissions
 
-    baseline = statistics.median(wall([sys.executable, "-c", "import numpy"]) for _ in range(args.repeat))
+    numpy_start = statistics.median(wall([sys.executable, "-c", "import numpy"]) for _ in range(args.repeat))
     check = statistics.median(wall(GRADE + ["check", "--path", "solutions"]) for _ in range(args.repeat))
-    print(f"python + import numpy (baseline):  {baseline:6.3f} s (median of {args.repeat})")
-    print(f"grade check on the reference:      {check:6.3f} s (median of {args.repeat}; "
-          f"{check / baseline:.1f}x the baseline; target < 1 s)")
+    print(f"python -c 'import numpy':             {numpy_start:7.3f} s (median of {args.repeat})")
+    print(f"grade check on the reference:         {check:7.3f} s (median of {args.repeat}; target < 0.5 s)")
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         subs = Path(tmp) / "subs"
-        make_class(subs, args.submissions)
+        make_class(subs, n)
         rates = {}
         for level in available_levels():
             for jobs in (1, 2):
-                out = Path(tmp) / f"out-{level}-{jobs}"
-                seconds = wall(GRADE + ["autograde", str(subs), "--out", str(out), "--jobs", str(jobs),
-                                        "--sandbox", level, "--unsafe"])
-                rates[level, jobs] = args.submissions / seconds
-                print(f"grade autograde --sandbox {level:7} --jobs {jobs}, {args.submissions} submissions: "
-                      f"{seconds:6.2f} s = {rates[level, jobs]:6.1f} submissions/s (target >= 10/s with --jobs 2)")
+                seconds, worker, grader = measured(GRADE + [
+                    "autograde", str(subs), "--out", str(Path(tmp) / f"out-{level}-{jobs}"), "--jobs", str(jobs),
+                    "--sandbox", level, "--unsafe", "--quiet"])
+                rates[level, jobs] = n / seconds
+                print(f"grade autograde --sandbox {level:7} --jobs {jobs}: {seconds:7.2f} s for {n} = "
+                      f"{rates[level, jobs]:6.1f} submissions/s; peak RSS {worker:5.1f} MiB a worker "
+                      f"(target < 150), {grader:5.1f} MiB a grader process")
+        best = available_levels()[0]
         if (BWRAP, 2) in rates:
-            print(f"sandbox cost: bwrap runs at {rates[BWRAP, 2] / rates[PROCESS, 2]:.2f}x the throughput of "
-                  "process isolation alone with --jobs 2 (target >= 0.5x)")
+            print(f"sandbox cost: bwrap grades at {rates[BWRAP, 2] / rates[PROCESS, 2]:.2f}x the rate of process "
+                  "isolation alone (--jobs 2; target >= 0.5x)")
+        if not args.skip_baseline:
+            seconds = baseline(subs, 2)
+            print(f"baseline, one plain pytest run a submission, 2 at a time: {seconds:7.2f} s for {n} = "
+                  f"{n / seconds:6.1f} submissions/s; grade autograde --jobs 2 ({best}) is "
+                  f"{rates[best, 2] / (n / seconds):.1f}x faster (target >= 20x)")
+        hangs = Path(tmp) / "hangs"
+        for i in range(2):
+            shutil.copytree(ROOT / "solutions", hangs / f"h{i}")
+            (hangs / f"h{i}" / "gelu.py").write_text(HANG)
+        seconds = wall(GRADE + ["autograde", str(hangs), "--out", str(Path(tmp) / "out-hangs"), "--jobs", "2",
+                                "--unsafe", "--quiet"])
+        print(f"2 submissions whose gelu never returns, --jobs 2: {seconds:6.2f} s "
+              "(bounded by the call timeout and the problem budgets in course.json)")
 
 
 if __name__ == "__main__":
