@@ -82,15 +82,20 @@ def _describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _check_array(got: Any, expected: np.ndarray, what: str, rtol: float, atol: float) -> np.ndarray:
-    """Type, dtype, shape and finiteness, in that order; returns ``got`` as float64."""
+def _check_array(got: Any, expected: np.ndarray, what: str) -> np.ndarray:
+    """Type, dtype and shape, in that order; returns ``got`` as float64."""
     if type(got) is not np.ndarray:
         raise Mismatch(what, f"expected a numpy array of shape {expected.shape}, got {_describe(got)}")
     if got.dtype.kind not in "iuf":
         raise Mismatch(what, f"expected a float array, got dtype {got.dtype}", diff.describe(got, expected))
     if got.shape != expected.shape:
         raise Mismatch(what, f"expected shape {expected.shape}, got shape {got.shape}", diff.describe(got, expected))
-    got64 = got.astype(np.float64)
+    return got.astype(np.float64)
+
+
+def _check_finite(got: np.ndarray, got64: np.ndarray, expected: np.ndarray, what: str, rtol: float,
+                  atol: float) -> None:
+    """NaN or inf where ``expected`` is finite, said before any value."""
     bad = ~np.isfinite(got64) & np.isfinite(expected)
     if bad.any():
         first = got64.flat[int(np.flatnonzero(bad)[0])]
@@ -100,7 +105,6 @@ def _check_array(got: Any, expected: np.ndarray, what: str, rtol: float, atol: f
                        "\n".join([diff.describe(got, expected), diff.non_finite(got64, bad),
                                   diff.excerpt(got64, expected, off)]),
                        arrays={"expected": expected, "got": got64})
-    return got64
 
 
 def _outside(got64: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
@@ -138,17 +142,19 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
                      atol: float = 1e-8, diagnose: Diagnose | None = None) -> str:
     """Like :func:`assert_close`, passing when ``got`` matches any of the candidate arrays.
 
-    :param candidates: name -> expected array; the first one is reported on failure.
+    :param candidates: name -> expected array; the first one is reported on failure. NaN and inf in the
+        same places as in a candidate match it.
     :returns: the name of the first candidate matched.
     :raises Mismatch: when no candidate matches.
     """
     items = [(name, np.asarray(exp, dtype=np.float64)) for name, exp in candidates.items()]
     try:
-        got64 = _check_array(got, items[0][1], what, rtol, atol)
+        got64 = _check_array(got, items[0][1], what)
         for name, exp in items:
             if exp.shape == got64.shape and not _outside(got64, exp, rtol, atol).any():
                 return name
         expected = items[0][1]
+        _check_finite(got, got64, expected, what, rtol, atol)
         off = _outside(got64, expected, rtol, atol)
         raise Mismatch(what, "values differ from the expected ones beyond the tolerance",
                        diff.describe(got, expected) + "\n" + diff.values(got64, expected, off, rtol, atol),

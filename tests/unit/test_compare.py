@@ -203,3 +203,12 @@ def test_feedback_keeps_the_arrays_for_public_tests_only():
     assert public["diagnosis"] == "m"
     np.testing.assert_array_equal(public["got"], EXP + 1)
     np.testing.assert_array_equal(public["expected"], EXP)
+
+
+def test_close_any_accepts_nan_where_a_candidate_has_it_too():
+    own = EXP.copy()
+    own[0, 0] = np.nan                               # e.g. the student's own components give NaN there
+    assert assert_close_any(own.copy(), {"reference": EXP, "own": own}, what="x") == "own"
+    with pytest.raises(Mismatch) as err:
+        assert_close_any(own.copy(), {"reference": EXP, "own": EXP + 1}, what="x")
+    assert "NaN" in err.value.public
