@@ -176,3 +176,30 @@ def schema() -> None:
     from .report import SCHEMA_PATH
 
     click.echo(SCHEMA_PATH.read_text(), nl=False)
+
+
+@main.command()
+@course_option
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a stored file is out of date.")
+def precompute(course_path: Path, check_only: bool) -> None:
+    """Store what students' feedback needs without the solutions (instructors).
+
+    \b
+    The known mistakes' outputs on the public tests' inputs, and the worked example's reference values,
+    in the files course.json's "feedback" names. Run it after changing a public suite, the catalogue of
+    mistakes, the worked example or a solution.
+    Example:
+      grade precompute && git add tests/public/*.json
+    """
+    from . import course as course_mod, precompute as pre, report
+
+    files = pre.build(course_mod.load(course_path))
+    stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
+    for path in stale if check_only else files:
+        if check_only:
+            click.echo(f"{path}: out of date (run `grade precompute`)", err=True)
+        else:
+            report.write_atomic(path, files[path])
+            click.echo(f"wrote {path}")
+    sys.exit(ExitStatus.FAILED if check_only and stale else ExitStatus.OK)
+

@@ -95,9 +95,9 @@ def problem_table(doc: dict, console) -> None:
     for t in failed:
         first, _, rest = t["output"].partition("\n")
         console.print(f"[red]✗[/] [bold]{escape(t['problem'])}[/] {escape(t['name'])}: {escape(first)}",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
         if rest:
-            console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False)
+            console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
 
 
 def summary_table(docs: Iterable[dict], console, title: str) -> None:

@@ -13,7 +13,7 @@ import os
 import queue
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable, Iterable
@@ -24,6 +24,7 @@ from .compare import Mismatch
 from .course import Course, Problem
 from .course import load as load_course
 from .errors import GradeError, StudentError
+from .figures import Figures
 from .proxy import Student
 from .sandbox import Worker, isolation_level
 
@@ -47,6 +48,8 @@ class TestResult:
     :param output: what the student may see: for hidden tests, no inputs, values or printed output.
     :param visibility: ``visible`` for public tests, ``after_published`` for hidden ones.
     :param kind: the failure's tag (``mismatch``, ``timeout``, ``import_error``, ...), empty when passed.
+    :param feedback: for the feedback page: ``diagnosis`` (a known mistake's id), and where values may be
+        shown, ``expected`` and ``got`` (arrays of a failed comparison) and ``figures``.
     """
 
     name: str
@@ -56,6 +59,7 @@ class TestResult:
     output: str
     visibility: str
     kind: str = ""
+    feedback: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,8 @@ class GradingPlugin:
         self._collect_errors: list[str] = []
         self._student: Student | None = None
         self._verdicts: dict[str, tuple[str, str, str]] = {}
+        self._feedback: dict[str, dict] = {}
+        self._figures: dict[str, Figures] = {}
         self._suites: dict[Path, tuple[Problem, bool]] = {}
         for p in course.problems:
             self._suites[p.public] = (p, True)
@@ -137,6 +143,18 @@ class GradingPlugin:
         """The reference functions (hidden suites only)."""
         return load_reference(self.course)
 
+    @pytest.fixture(scope="session")
+    def mistakes(self):
+        """The course's known mistakes: ``diagnose=mistakes.<function>(*args)`` (see grader.mistakes)."""
+        from .mistakes import Catalogue
+
+        return Catalogue.for_course(self.course)
+
+    @pytest.fixture
+    def figure(self, request: pytest.FixtureRequest) -> Figures:
+        """``figure(title, **arrays)``: heat maps for this test's feedback page (see grader.figures)."""
+        return self._figures.setdefault(request.node.nodeid, Figures())
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self._collect_errors.append(f"{report.nodeid}: {report.longreprtext.strip().splitlines()[-1]}")
@@ -151,6 +169,10 @@ class GradingPlugin:
                 self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
             else:
                 self._verdicts.setdefault(item.nodeid, _message(call.excinfo.value, public, output))
+                if isinstance(call.excinfo.value, Mismatch):
+                    self._feedback.setdefault(item.nodeid, call.excinfo.value.feedback(public))
+            if public and item.nodeid in self._figures:
+                self._feedback.setdefault(item.nodeid, {})["figures"] = self._figures[item.nodeid].items
         verdict = self._verdicts.get(item.nodeid, ("passed", "", ""))
         outcome = "passed" if call.excinfo is None else "failed"
         return pytest.TestReport(item.nodeid, item.location, {}, outcome, verdict[2] or None, call.when,
@@ -190,7 +212,7 @@ class GradingPlugin:
 
     def _grade(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
-        self._verdicts = {}
+        self._verdicts, self._feedback, self._figures = {}, {}, {}
         error = ""
         try:
             with Worker(job.path, self.course.limits) as worker:
@@ -207,7 +229,8 @@ class GradingPlugin:
         for item, problem, points, visibility in items:
             status, kind, output = self._verdicts.get(item.nodeid, ("error", "not_run", f"not run: {error}"))
             results.append(TestResult(name=item.name, problem=problem.name, points=points, status=status,
-                                      output=output, visibility=visibility, kind=kind))
+                                      output=output, visibility=visibility, kind=kind,
+                                      feedback=self._feedback.get(item.nodeid, {})))
         return Graded(job, tuple(results), time.monotonic() - started, isolation_level(), error)
 
 
