@@ -203,3 +203,38 @@ def precompute(course_path: Path, check_only: bool) -> None:
             click.echo(f"wrote {path}")
     sys.exit(ExitStatus.FAILED if check_only and stale else ExitStatus.OK)
 
+
+@main.command()
+@course_option
+@click.option("--path", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder with your modules (default: the course's exercises/ folder).")
+@click.option("--row-x10", "row_x10", type=int, default=None, metavar="ROW",
+              help="Multiply token ROW's embedding (1 to 5; 5 is ␣the) by 10 first.")
+@click.option("--change-last", is_flag=True, help="Replace the last token by another one first.")
+@click.option("--no-attention", is_flag=True, help="Switch the attention branch off (h = x).")
+def trace(course_path: Path, path: Path | None, row_x10: int | None, change_last: bool, no_attention: bool) -> None:
+    """Run the course's worked example through your functions, step by step, beside the reference.
+
+    \b
+    Each step (x, LayerNorm(x), the attention weights, a, h = x + a, LayerNorm(h), the MLP's hidden
+    layer, m, y) is computed by your own functions from your own previous step, row by row; the first
+    step that differs names the function to look at. Exits 0 only when every step matches.
+    Examples:
+      grade trace
+      grade trace --row-x10 3          # a row scaled by 10
+      grade trace --change-last        # only the last token changes
+      grade trace --no-attention       # h = x
+    """
+    from . import course as course_mod, report, trace as trace_mod
+
+    course = course_mod.load(course_path)
+    folder = path or course.exercises
+    if not folder.is_dir():
+        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
+    case = {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention}
+    result = trace_mod.run(course, folder, case)
+    what = [f"token {row_x10} times 10"] * (row_x10 is not None) + ["last token changed"] * change_last + \
+        ["attention off"] * no_attention
+    report.trace_table(result, _console(), title=f"The worked example through your functions in {folder} "
+                                                 f"({', '.join(what) or 'as in the course'})")
+    sys.exit(ExitStatus.OK if result.first_difference is None else ExitStatus.FAILED)
