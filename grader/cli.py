@@ -55,7 +55,10 @@ def main() -> None:
               help="Folder with your modules (default: the course's exercises/ folder).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the result as a score file (JSON).")
-def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_path: Path | None) -> None:
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a feedback page (self-contained HTML).")
+def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_path: Path | None,
+          html_path: Path | None) -> None:
     """Run the public tests on your code and print what passed.
 
     \b
@@ -63,6 +66,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check                   # every problem, on ./exercises
       grade check layernorm gelu    # just these problems
       grade check --json me.json    # also write the result
+      grade check --html me.html    # also write a feedback page
     Exits 0 only when every test passes.
     """
     from . import course as course_mod, report, runner, scoring
@@ -79,6 +83,10 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
     report.problem_table(doc, _console())
     if json_path:
         report.write_score(doc, json_path)
+    if html_path:
+        from . import page
+
+        report.write_atomic(html_path, page.render(doc, page.feedback_of(graded[0].results)))
     sys.exit(ExitStatus.OK if doc["score"] == doc["max_score"] else ExitStatus.FAILED)
 
 
@@ -88,15 +96,16 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
               help="Folder for the score files, <student>.json.")
 @click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64),
               help="Grader processes to run at once.")
+@click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html.")
 @course_option
-def autograde(submissions: Path, out_dir: Path, jobs: int, course_path: Path) -> None:
+def autograde(submissions: Path, out_dir: Path, jobs: int, html: bool, course_path: Path) -> None:
     """Grade every student folder in SUBMISSIONS with the public and hidden suites.
 
     \b
     Each folder's name is the student id; each gets OUT/<student>.json, written atomically.
     A broken submission never stops the batch. Exits 0 when every submission got a score file.
     Example:
-      grade autograde submissions/ --out scores/ --jobs 2
+      grade autograde submissions/ --out scores/ --jobs 2 --html
     """
     from . import course as course_mod, report, runner, scoring
 
@@ -120,6 +129,11 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, course_path: Path) ->
             err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
             return
         docs.append(doc)
+        if html:
+            from . import page
+
+            report.write_atomic(out_dir / f"{graded.job.student}.html",
+                                page.render(doc, page.feedback_of(graded.results)))
         err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
                   f"({graded.seconds:.1f} s)", markup=False)
 

@@ -11,6 +11,7 @@ import pytest
 
 from grader.compare import assert_close
 from public.toy import W_k, W_o, W_q, W_v
+from public.trace import attention_weights
 
 # layernorm(X) of the course's toy embeddings: the u that attention reads (to 10 significant digits).
 U_TOY = np.array([[0.9045077212, -0.3015025737, -1.507512869, 0.9045077212],
@@ -18,6 +19,13 @@ U_TOY = np.array([[0.9045077212, -0.3015025737, -1.507512869, 0.9045077212],
                   [-0.7624871774, -0.1524974355, -0.7624871774, 1.67747179],
                   [-0.2294118701, -0.2294118701, -1.147059351, 1.605883091],
                   [-0.5773464202, -0.5773464202, -0.5773464202, 1.732039261]])
+
+# The weights of the toy's causal attention: row i is how token i spreads its attention over tokens 1..i.
+TOY_WEIGHTS = np.array([[1.0, 0.0, 0.0, 0.0, 0.0],
+                        [0.4100722339, 0.5899277661, 0.0, 0.0, 0.0],
+                        [0.18438661, 0.3201562739, 0.4954571161, 0.0, 0.0],
+                        [0.1860089488, 0.2453061685, 0.2686119681, 0.3000729146, 0.0],
+                        [0.09713089255, 0.1948798435, 0.2371269266, 0.2183136073, 0.2525487301]])
 
 # A 3-token, d = 4 example with fixed weights (one decimal each).
 U3 = np.array([[-1.0, 0.6, -1.6, -1.0],
@@ -64,14 +72,19 @@ def test_softmax_works_row_by_row_on_a_matrix(student, mistakes):
 
 
 @pytest.mark.points(2)
-def test_toy_attention_gives_the_course_a5(student, mistakes):
-    """The course's toy attention (one head, causal): its last row is the course's a_5 = [-0.739, 1.411, -0.521, -0.520]."""
+def test_toy_attention_gives_the_course_a5(student, mistakes, figure):
+    """The course's toy attention (one head, causal): its last row is the course's a_5 = [-0.739, 1.411, -0.521, -0.520].
+
+    The feedback page also shows your attention weights on the toy beside the reference's.
+    """
     expected = [[1.085409265, 0.8140569491, 0.03015025724, 1.537663126],
                 [0.2316538577, 1.134230943, -0.07657052685, 0.7194872634],
                 [-0.5503710135, 1.332490213, -0.4582633873, -0.3104359719],
                 [-0.3961614663, 1.323475041, -0.4425360883, -0.1422107695],
                 [-0.7389777932, 1.41068709, -0.5209523665, -0.5199763565]]
     got = student.attention(U_TOY, W_q, W_k, W_v, W_o)
+    figure("attention weights on the course's toy (row i: how token i weighs tokens 1 to 5)",
+           yours=lambda: attention_weights(student.attention, U_TOY, W_q, W_k), reference=TOY_WEIGHTS)
     assert_close(got, expected, what="attention of the course's toy u = layernorm(X) with the toy weights "
                                      "(one head, causal)",
                  diagnose=mistakes.attention(U_TOY, W_q, W_k, W_v, W_o))
