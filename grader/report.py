@@ -98,6 +98,9 @@ def problem_table(doc: dict, console) -> None:
         first, _, rest = t["output"].partition("\n")
         console.print(f"[red]✗[/] [bold]{escape(t['problem'])}[/] {escape(t['name'])}: {escape(first)}",
                       highlight=False, soft_wrap=True)
+        if rest.startswith("diagnosis: "):
+            diagnosis, _, rest = rest.partition("\n")
+            console.print(f"    [bold yellow]{escape(diagnosis)}[/]", highlight=False, soft_wrap=True)
         if rest:
             console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
 
