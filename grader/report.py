@@ -6,11 +6,16 @@ import os
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
 from .errors import GradeError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .trace import Trace
 
 SCHEMA_PATH = Path(__file__).with_name("score.schema.json")
 
@@ -128,7 +133,7 @@ def _numbers(row) -> str:
     return " ".join(f"{v:6.3f}" for v in np.atleast_1d(row))
 
 
-def trace_table(trace, console, title: str) -> None:
+def trace_table(trace: "Trace", console: "Console", title: str) -> None:
     """Print a :class:`grader.trace.Trace`: each step row by row, yours beside the reference, the rows that
     differ marked ✗, the first step that differs named with the function responsible for it."""
     from rich import box
