@@ -167,3 +167,13 @@ def test_mistake_takes_one_variant_or_several():
     one = mistake("m.one", "msg", f=abs)
     several = mistake("m.two", "msg", f=[abs, round], g=abs)
     assert one.variants == {"f": [abs]} and several.variants == {"f": [abs, round], "g": [abs]}
+
+
+def test_released_hidden_details_show_the_numbers_of_hidden_tests_too(course_with_mistakes, tmp_path):
+    data = json.loads(course_with_mistakes.read_text())
+    data["release_hidden_details"] = True
+    course_with_mistakes.write_text(json.dumps(data))
+    docs = autograde(course_with_mistakes, {"tripler": student("3 * x")}, tmp_path)
+    output = docs["tripler"]["test_double_secret"]["output"]
+    assert output.splitlines()[1] == "diagnosis: this matches 3 * x: multiply by 2"
+    assert "first difference at [0]: yours 3703.5, expected 2469" in output
