@@ -1,10 +1,12 @@
-# The two set-up commands: `make demo` (autograde the bundled examples) and `make test` (every test).
+# The two set-up commands: `make demo` (autograde the bundled examples, score files and feedback pages in scores/)
+# and `make test` (every test).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench diagnoses chromium clean
 
 install: $(STAMP)
 
@@ -21,13 +23,23 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/grade autograde examples/submissions --out scores/
+	$(BIN)/grade autograde examples/submissions --out scores/ --html
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest
+
+# The feedback page's test renders it in headless Chromium; on Debian this installs it when missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { echo "installing chromium (the feedback page's test renders it headless)"; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/bench.py
+
+# How well the known mistakes name the faults of the acceptance corpus (../shared/submissions).
+diagnoses: $(STAMP)
+	$(BIN)/python tests/bench/diagnoses.py
 
 clean:
 	rm -rf $(VENV) scores build *.egg-info

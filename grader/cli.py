@@ -57,7 +57,10 @@ def main() -> None:
               help="Folder with your modules (default: the course's exercises/ folder).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the result as a score file (JSON).")
-def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_path: Path | None) -> None:
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a feedback page (self-contained HTML).")
+def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_path: Path | None,
+          html_path: Path | None) -> None:
     """Run the public tests on your code and print what passed.
 
     \b
@@ -65,6 +68,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check                   # every problem, on ./exercises
       grade check layernorm gelu    # just these problems
       grade check --json me.json    # also write the result
+      grade check --html me.html    # also write a feedback page
     Exits 0 only when every test passes.
     """
     from . import course as course_mod, report, runner, sandbox, scoring
@@ -82,6 +86,10 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
     report.problem_table(doc, _console())
     if json_path:
         report.write_score(doc, json_path)
+    if html_path:
+        from . import page
+
+        report.write_atomic(html_path, page.render(doc, page.feedback_of(graded[0].results)))
     sys.exit(ExitStatus.OK if doc["score"] == doc["max_score"] else ExitStatus.FAILED)
 
 
@@ -99,9 +107,10 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
               show_default=True, help="Isolation of student code; auto picks the strongest this machine offers.")
 @click.option("--unsafe", is_flag=True, help="Allow grading without a sandbox (process isolation only).")
 @click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
+@click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html.")
 @course_option
 def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor: str, scheduler: str | None,
-              level: str, unsafe: bool, force: bool, course_path: Path) -> None:
+              level: str, unsafe: bool, force: bool, html: bool, course_path: Path) -> None:
     """Grade every student folder in SUBMISSIONS with the public and hidden suites.
 
     \b
@@ -110,7 +119,7 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor
     files, the course and the grader is skipped (--force regrades it).
     Exits 0 when every submission has a score file.
     Example:
-      grade autograde submissions/ --out scores/ --jobs 2
+      grade autograde submissions/ --out scores/ --jobs 2 --html
     """
     from . import course as course_mod, report, runner, sandbox, scoring
 
@@ -149,6 +158,11 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor
             err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
             return
         docs.append(doc)
+        if html:
+            from . import page
+
+            report.write_atomic(out_dir / f"{graded.job.student}.html",
+                                page.render(doc, page.feedback_of(graded.results)))
         done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} ({graded.seconds:.1f} s)")
 
     try:
@@ -243,3 +257,65 @@ def schema() -> None:
     from .report import SCHEMA_PATH
 
     click.echo(SCHEMA_PATH.read_text(), nl=False)
+
+
+@main.command()
+@course_option
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a stored file is out of date.")
+def precompute(course_path: Path, check_only: bool) -> None:
+    """Store what students' feedback needs without the solutions (instructors).
+
+    \b
+    The known mistakes' outputs on the public tests' inputs, and the worked example's reference values,
+    in the files course.json's "feedback" names. Run it after changing a public suite, the catalogue of
+    mistakes, the worked example or a solution.
+    Example:
+      grade precompute && git add tests/public/*.json
+    """
+    from . import course as course_mod, precompute as pre, report
+
+    files = pre.build(course_mod.load(course_path))
+    stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
+    for path in stale if check_only else files:
+        if check_only:
+            click.echo(f"{path}: out of date (run `grade precompute`)", err=True)
+        else:
+            report.write_atomic(path, files[path])
+            click.echo(f"wrote {path}")
+    sys.exit(ExitStatus.FAILED if check_only and stale else ExitStatus.OK)
+
+
+@main.command()
+@course_option
+@click.option("--path", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder with your modules (default: the course's exercises/ folder).")
+@click.option("--row-x10", "row_x10", type=int, default=None, metavar="ROW",
+              help="Multiply token ROW's embedding (1 to 5; 5 is ␣the) by 10 first.")
+@click.option("--change-last", is_flag=True, help="Replace the last token by another one first.")
+@click.option("--no-attention", is_flag=True, help="Switch the attention branch off (h = x).")
+def trace(course_path: Path, path: Path | None, row_x10: int | None, change_last: bool, no_attention: bool) -> None:
+    """Run the course's worked example through your functions, step by step, beside the reference.
+
+    \b
+    Each step (x, LayerNorm(x), the attention weights, a, h = x + a, LayerNorm(h), the MLP's hidden
+    layer, m, y) is computed by your own functions from your own previous step, row by row; the first
+    step that differs names the function to look at. Exits 0 only when every step matches.
+    Examples:
+      grade trace
+      grade trace --row-x10 3          # a row scaled by 10
+      grade trace --change-last        # only the last token changes
+      grade trace --no-attention       # h = x
+    """
+    from . import course as course_mod, report, trace as trace_mod
+
+    course = course_mod.load(course_path)
+    folder = path or course.exercises
+    if not folder.is_dir():
+        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
+    case = {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention}
+    result = trace_mod.run(course, folder, case)
+    what = [f"token {row_x10} times 10"] * (row_x10 is not None) + ["last token changed"] * change_last + \
+        ["attention off"] * no_attention
+    report.trace_table(result, _console(), title=f"The worked example through your functions in {folder} "
+                                                 f"({', '.join(what) or 'as in the course'})")
+    sys.exit(ExitStatus.OK if result.first_difference is None else ExitStatus.FAILED)

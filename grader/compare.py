@@ -1,38 +1,77 @@
 """Comparisons for the suites, run in the grader process on plain data returned by the worker.
 
 The verdict is kept apart from the explanation (as in pytest's ``approx``): each check raises
-:class:`Mismatch`, whose ``public`` line is safe to show for a hidden test (the sentence and a
-diagnosis, never inputs or expected values) and whose ``detail`` adds the numbers.
-No method of a student object is ever called here: the worker only sends ndarrays and JSON data.
+:class:`Mismatch`, whose ``public`` text is safe to show for a hidden test (the sentence, what is wrong,
+and the diagnosis of a known mistake, never inputs or expected values) and whose ``detail`` adds the
+numbers (:mod:`grader.diff`). No method of a student object is ever called here: the worker only sends
+ndarrays and JSON data.
+
+A check given ``diagnose=`` asks it, after a failure, which known mistake the student's output matches
+(see :mod:`grader.mistakes`); the check itself never changes.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Mismatch", "assert_close", "assert_close_any", "assert_equal"]
+from . import diff
+
+__all__ = ["Diagnosis", "Mismatch", "assert_close", "assert_close_any", "assert_equal", "same_array"]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A known mistake that a student's output matches: its catalogue id and one line the student can act on."""
+
+    mistake: str
+    message: str
+
+
+Same = Callable[[Any, Any], bool]
+"""``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's tolerance?"""
+
+Diagnose = Callable[[Any, Sequence[Any], Same], "Diagnosis | None"]
+"""``diagnose(got, expected, same)``: the one known mistake ``got`` matches (never one that ``same`` also
+finds in an ``expected`` value), or None."""
 
 
 class Mismatch(AssertionError):
     """A failed comparison.
 
     :param what: the plain sentence saying what was checked, e.g. "layernorm of a 3×4 input with eps = 0.1".
-    :param diagnosis: what is wrong, without values (safe for hidden tests).
-    :param detail: numbers: errors, indices, an excerpt (shown for public tests only).
+    :param wrong: what is wrong, without values (safe for hidden tests), e.g. "expected shape (3, 4), got (4, 3)".
+    :param detail: numbers: shapes, errors against the tolerance, indices, an excerpt (public tests only).
+    :param arrays: ``{"expected": ..., "got": ...}``, float64 arrays of one shape, for the feedback page.
     """
 
-    def __init__(self, what: str, diagnosis: str, detail: str = ""):
-        self.what, self.diagnosis, self.detail = what, diagnosis, detail
-        super().__init__(self.full)
+    def __init__(self, what: str, wrong: str, detail: str = "", *, arrays: Mapping[str, np.ndarray] | None = None):
+        self.what, self.wrong, self.detail = what, wrong, detail
+        self.arrays = dict(arrays or {})
+        self.diagnosis: Diagnosis | None = None
+        super().__init__(what)
+
+    def __str__(self) -> str:
+        return self.full
 
     @property
     def public(self) -> str:
-        return f"{self.what}: {self.diagnosis}"
+        """The sentence, what is wrong, and the diagnosis: no inputs, no expected values."""
+        text = f"{self.what}: {self.wrong}"
+        return text + (f"\ndiagnosis: {self.diagnosis.message}" if self.diagnosis else "")
 
     @property
     def full(self) -> str:
         return self.public + (f"\n{self.detail}" if self.detail else "")
+
+    def feedback(self, public: bool) -> dict:
+        """What a feedback page may use: the diagnosed mistake's id, and the arrays only when ``public``."""
+        data: dict = {"diagnosis": self.diagnosis.mistake} if self.diagnosis else {}
+        if public and self.arrays:
+            data.update(self.arrays)
+        return data
 
 
 def _describe(value: Any) -> str:
@@ -43,96 +82,126 @@ def _describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _index(flat: int, shape: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(i) for i in np.unravel_index(flat, shape)) + "]" if shape else "[]"
-
-
 def _check_array(got: Any, expected: np.ndarray, what: str) -> np.ndarray:
-    """Type, dtype, shape and finiteness, in that order; returns ``got`` as float64."""
+    """Type, dtype and shape, in that order; returns ``got`` as float64."""
     if type(got) is not np.ndarray:
         raise Mismatch(what, f"expected a numpy array of shape {expected.shape}, got {_describe(got)}")
     if got.dtype.kind not in "iuf":
-        raise Mismatch(what, f"expected a float array, got dtype {got.dtype}")
+        raise Mismatch(what, f"expected a float array, got dtype {got.dtype}", diff.describe(got, expected))
     if got.shape != expected.shape:
-        raise Mismatch(what, f"expected shape {expected.shape}, got shape {got.shape}")
-    got64 = got.astype(np.float64)
+        raise Mismatch(what, f"expected shape {expected.shape}, got shape {got.shape}", diff.describe(got, expected))
+    return got.astype(np.float64)
+
+
+def _check_finite(got: np.ndarray, got64: np.ndarray, expected: np.ndarray, what: str, rtol: float,
+                  atol: float) -> None:
+    """NaN or inf where ``expected`` is finite, said before any value."""
     bad = ~np.isfinite(got64) & np.isfinite(expected)
     if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        kind = "NaN" if np.isnan(got64.flat[first]) else "inf"
+        first = got64.flat[int(np.flatnonzero(bad)[0])]
+        kind = "NaN" if np.isnan(first) else "inf"
+        off = _outside(got64, expected, rtol, atol)
         raise Mismatch(what, f"your output has {kind} ({int(bad.sum())} of {bad.size} entries)",
-                       f"first at {_index(first, got.shape)}")
-    return got64
+                       "\n".join([diff.describe(got, expected), diff.non_finite(got64, bad),
+                                  diff.excerpt(got64, expected, off)]),
+                       arrays={"expected": expected, "got": got64})
 
 
-def _close(got64: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    """Boolean array of entries outside the tolerance (``|got - expected| > atol + rtol |expected|``)."""
-    with np.errstate(invalid="ignore"):
-        return ~(np.abs(got64 - expected) <= atol + rtol * np.abs(expected)) & ~(
-            np.isnan(got64) & np.isnan(expected))
+def _outside(got64: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Boolean array of entries outside the tolerance (``|got - expected| > atol + rtol |expected|``; NaN = NaN)."""
+    return ~np.isclose(got64, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
-def _value_detail(got64: np.ndarray, expected: np.ndarray, off: np.ndarray, rtol: float, atol: float) -> str:
-    diff = np.abs(got64 - expected)
-    worst = int(np.nanargmax(np.where(off, diff, -1.0)))
-    first = int(np.flatnonzero(off)[0])
-    rel = diff.flat[worst] / max(abs(expected.flat[worst]), 1e-300)
-    return (f"{int(off.sum())} / {off.size} entries differ (rtol {rtol:g}, atol {atol:g}); "
-            f"max abs error {diff.flat[worst]:.3g} (relative {rel:.3g}) at {_index(worst, off.shape)}: "
-            f"yours {got64.flat[worst]:.6g}, expected {expected.flat[worst]:.6g}; "
-            f"first difference at {_index(first, off.shape)}")
+def same_array(got: Any, candidate: Any, *, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+    """True when ``got`` is a numeric ndarray of ``candidate``'s shape within the tolerance, NaN and inf
+    in the same places (a mistake that makes NaN matches a student's NaN)."""
+    if type(got) is not np.ndarray or got.dtype.kind not in "iuf":
+        return False
+    try:
+        candidate = np.asarray(candidate, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return got.shape == candidate.shape and not _outside(got.astype(np.float64), candidate, rtol, atol).any()
 
 
-def assert_close(got: Any, expected: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-8) -> None:
+def assert_close(got: Any, expected: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-8,
+                 diagnose: Diagnose | None = None) -> None:
     """Check that ``got`` is a finite numeric ndarray of ``expected``'s exact shape, within tolerance.
 
     :param got: what the student's function returned (as decoded from the worker).
     :param expected: the expected values; any array-like, compared in float64.
     :param what: one plain sentence for the message.
-    :raises Mismatch: on a wrong type, dtype, shape, NaN/inf, or values outside ``atol + rtol·|expected|``.
+    :param rtol, atol: entries pass when ``|got - expected| <= atol + rtol·|expected|``.
+    :param diagnose: asked after a failure which known mistake ``got`` matches (see :data:`Diagnose`).
+    :raises Mismatch: on a wrong type, dtype, shape, NaN/inf, or values outside the tolerance.
     """
-    assert_close_any(got, {"": expected}, what=what, rtol=rtol, atol=atol)
+    assert_close_any(got, {"": expected}, what=what, rtol=rtol, atol=atol, diagnose=diagnose)
 
 
 def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol: float = 1e-5,
-                     atol: float = 1e-8) -> str:
+                     atol: float = 1e-8, diagnose: Diagnose | None = None) -> str:
     """Like :func:`assert_close`, passing when ``got`` matches any of the candidate arrays.
 
-    :param candidates: name -> expected array; the first one is reported on failure.
+    :param candidates: name -> expected array; the first one is reported on failure. NaN and inf in the
+        same places as in a candidate match it.
     :returns: the name of the first candidate matched.
     :raises Mismatch: when no candidate matches.
     """
     items = [(name, np.asarray(exp, dtype=np.float64)) for name, exp in candidates.items()]
-    got64 = _check_array(got, items[0][1], what)
-    for name, exp in items:
-        if exp.shape == got64.shape and not _close(got64, exp, rtol, atol).any():
-            return name
-    expected = items[0][1]
-    off = _close(got64, expected, rtol, atol)
-    raise Mismatch(what, "values differ from the expected ones beyond the tolerance",
-                   _value_detail(got64, expected, off, rtol, atol))
+    try:
+        got64 = _check_array(got, items[0][1], what)
+        for name, exp in items:
+            if exp.shape == got64.shape and not _outside(got64, exp, rtol, atol).any():
+                return name
+        expected = items[0][1]
+        _check_finite(got, got64, expected, what, rtol, atol)
+        off = _outside(got64, expected, rtol, atol)
+        raise Mismatch(what, "values differ from the expected ones beyond the tolerance",
+                       diff.describe(got, expected) + "\n" + diff.values(got64, expected, off, rtol, atol),
+                       arrays={"expected": expected, "got": got64})
+    except Mismatch as err:
+        if diagnose is not None:
+            err.diagnosis = diagnose(got, [exp for _, exp in items], partial(same_array, rtol=rtol, atol=atol))
+        raise
 
 
-def assert_equal(got: Any, expected: Any, *, what: str) -> None:
+def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
+    """The Mismatch for plain data that differ (types must match), or None when equal."""
+    if isinstance(expected, dict):
+        if type(got) is not dict:
+            return Mismatch(what, f"expected a dict with keys {sorted(expected)}, got {_describe(got)}")
+        if set(got) != set(expected):
+            missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected), key=str)
+            return Mismatch(what, f"wrong keys: missing {missing}, unexpected {extra}")
+        for key in expected:
+            if type(got[key]) is not type(expected[key]):
+                return Mismatch(what, f"{key!r} should be a {type(expected[key]).__name__}, "
+                                      f"got {_describe(got[key])}")
+        wrong = [key for key in expected if got[key] != expected[key]]
+        if wrong:
+            lines = [f"{key!r}: yours {got[key]!r}, expected {expected[key]!r}"
+                     + (f" (off by {got[key] - expected[key]:+,})" if isinstance(expected[key], int) else "")
+                     for key in wrong]
+            noun = "is not the expected count" if len(wrong) == 1 else "are not the expected counts"
+            return Mismatch(what, f"{', '.join(map(repr, wrong))} {noun}", "\n".join(lines))
+        return None
+    if type(got) is not type(expected) or got != expected:
+        return Mismatch(what, f"expected a {type(expected).__name__}, got {_describe(got)}",
+                        f"yours {got!r}, expected {expected!r}")
+    return None
+
+
+def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None = None) -> None:
     """Exact equality for plain data: ints, strings, and dicts of them (e.g. parameter counts).
 
     ``True`` is not accepted for ``1`` and ``7.0`` is not accepted for ``7``: types must match.
 
-    :raises Mismatch: naming the first key or value that differs.
+    :param diagnose: asked after a failure which known mistake ``got`` matches (see :data:`Diagnose`).
+    :raises Mismatch: naming the keys or the value that differ.
     """
-    if isinstance(expected, dict):
-        if type(got) is not dict:
-            raise Mismatch(what, f"expected a dict with keys {sorted(expected)}, got {_describe(got)}")
-        if set(got) != set(expected):
-            missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected), key=str)
-            raise Mismatch(what, f"wrong keys: missing {missing}, unexpected {extra}")
-        for key in expected:
-            if type(got[key]) is not type(expected[key]):
-                raise Mismatch(what, f"{key!r} should be a {type(expected[key]).__name__}, got {_describe(got[key])}")
-            if got[key] != expected[key]:
-                raise Mismatch(what, f"{key!r} is not the expected count",
-                               f"{key!r}: yours {got[key]!r}, expected {expected[key]!r}")
+    err = _equal_mismatch(got, expected, what)
+    if err is None:
         return
-    if type(got) is not type(expected) or got != expected:
-        raise Mismatch(what, f"expected a {type(expected).__name__}, got {_describe(got)}",
-                       f"yours {got!r}, expected {expected!r}")
+    if diagnose is not None:
+        err.diagnosis = diagnose(got, [expected], lambda a, b: _equal_mismatch(a, b, what) is None)
+    raise err

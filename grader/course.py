@@ -6,11 +6,14 @@ course.json (an instructor's copy; a student's release has no ``solutions`` and 
      "exercises": "exercises", "solutions": "solutions",
      "limits": {"call_timeout": 5, "problem_budget": 15, "submission_budget": 120, "memory_mb": 1024},
      "release_hidden_details": false,
+     "feedback": {"mistakes": "solutions/mistakes.py", "mistakes_data": "tests/public/mistakes.json",
+                  "trace": "tests/public/trace.py", "trace_data": "tests/public/trace.json"},
      "problems": [{"name": "layernorm", "module": "layernorm", "functions": ["layernorm"], "points": 20,
                    "public": "tests/public/test_layernorm.py", "hidden": "tests/hidden/test_layernorm.py"}]}
 
 Paths are relative to the folder holding course.json. ``points`` are the problem's maximum: the
-denominator of every score, whatever the tests report.
+denominator of every score, whatever the tests report. ``feedback`` (optional, every field optional) names
+the course's files behind the teaching feedback: see :class:`Feedback`.
 """
 from __future__ import annotations
 
@@ -40,6 +43,22 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Feedback:
+    """The course's files behind the teaching feedback (course.json ``feedback``); a file may be absent.
+
+    :param mistakes: the catalogue of known mistakes, a module next to the solutions (instructors only).
+    :param mistakes_data: the mistakes' outputs on the public suites' inputs (``grade precompute``; ships to students).
+    :param trace: the module that runs the worked example step by step (``grade trace``).
+    :param trace_data: the reference's value at every step of the worked example (``grade precompute``).
+    """
+
+    mistakes: Path | None = None
+    mistakes_data: Path | None = None
+    trace: Path | None = None
+    trace_data: Path | None = None
+
+
+@dataclass(frozen=True)
 class Course:
     """A loaded course.json. ``sha256`` fingerprints course.json, the suites and the solutions."""
 
@@ -52,6 +71,7 @@ class Course:
     solutions: Path | None
     release_hidden_details: bool
     sha256: str
+    feedback: Feedback = Feedback()
 
     @property
     def root(self) -> Path:
@@ -162,12 +182,20 @@ def load(path: str | Path = "course.json") -> Course:
     if len(set(all_functions)) != len(all_functions):
         raise _fail(path, "problems", "a function name appears in two problems")
     solutions = _get(data, "solutions", str, path, "", None)
+    feedback_data = _get(data, "feedback", dict, path, "", {})
+    known = {f.name for f in fields(Feedback)}
+    for key in feedback_data:
+        if key not in known:
+            raise _fail(path, f"feedback.{key}", f"unknown field (known: {', '.join(sorted(known))})")
+    feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, "feedback.")
+                           for key in feedback_data})
     course = Course(
         path=path.resolve(), assignment=_get(data, "assignment", str, path, ""),
         title=_get(data, "title", str, path, "", ""), problems=tuple(problems), limits=limits,
         exercises=root / _get(data, "exercises", str, path, "", "exercises"),
         solutions=(root / solutions) if solutions else None,
-        release_hidden_details=_get(data, "release_hidden_details", bool, path, "", False), sha256="")
+        release_hidden_details=_get(data, "release_hidden_details", bool, path, "", False), sha256="",
+        feedback=feedback)
     return Course(**{**course.__dict__, "sha256": _fingerprint(raw, course)})
 
 

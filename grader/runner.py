@@ -14,7 +14,7 @@ import queue
 import socket
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable, Iterable
@@ -25,6 +25,7 @@ from .compare import Mismatch
 from .course import Course, Problem
 from .course import load as load_course
 from .errors import GradeError, StudentError
+from .figures import Figures
 from .proxy import Student
 from .sandbox import PROCESS, Worker, Zygote, describe
 
@@ -48,6 +49,8 @@ class TestResult:
     :param output: what the student may see: for hidden tests, no inputs, values or printed output.
     :param visibility: ``visible`` for public tests, ``after_published`` for hidden ones.
     :param kind: the failure's tag (``mismatch``, ``timeout``, ``import_error``, ...), empty when passed.
+    :param feedback: for the feedback page: ``diagnosis`` (a known mistake's id), and where values may be
+        shown, ``expected`` and ``got`` (arrays of a failed comparison) and ``figures``.
     """
 
     name: str
@@ -57,6 +60,7 @@ class TestResult:
     output: str
     visibility: str
     kind: str = ""
+    feedback: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,10 @@ class GradingPlugin:
         self._collect_errors: list[str] = []
         self._student: Student | None = None
         self._reference: SimpleNamespace | None = None
+        self._mistakes = None
         self._verdicts: dict[str, tuple[str, str, str]] = {}
+        self._feedback: dict[str, dict] = {}
+        self._figures: dict[str, Figures] = {}
         self._suites: dict[Path, tuple[Problem, bool]] = {}
         for p in course.problems:
             self._suites[p.public] = (p, True)
@@ -135,17 +142,43 @@ class GradingPlugin:
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
 
+    def _value(self, name: str, nodeid: str):
+        """The value of one of the grader's fixtures for the test ``nodeid``."""
+        if name == "student":
+            return self._student
+        if name == "reference":
+            if self._reference is None:
+                self._reference = load_reference(self.course)
+            return self._reference
+        if name == "mistakes":
+            if self._mistakes is None:
+                from .mistakes import Catalogue
+
+                self._mistakes = Catalogue.for_course(self.course)
+            return self._mistakes
+        if name == "figure":
+            return self._figures.setdefault(nodeid, Figures())
+        raise KeyError(name)
+
     @pytest.fixture
     def student(self) -> Student:
         """The current submission's functions, run in the sandboxed worker."""
-        return self._student
+        return self._value("student", "")
 
     @pytest.fixture(scope="session")
     def reference(self) -> SimpleNamespace:
         """The reference functions (hidden suites only)."""
-        if self._reference is None:
-            self._reference = load_reference(self.course)
-        return self._reference
+        return self._value("reference", "")
+
+    @pytest.fixture(scope="session")
+    def mistakes(self):
+        """The course's known mistakes: ``diagnose=mistakes.<function>(*args)`` (see grader.mistakes)."""
+        return self._value("mistakes", "")
+
+    @pytest.fixture
+    def figure(self, request: pytest.FixtureRequest) -> Figures:
+        """``figure(title, **arrays)``: heat maps for this test's feedback page (see grader.figures)."""
+        return self._value("figure", request.node.nodeid)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -155,12 +188,7 @@ class GradingPlugin:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
         """Record the verdict, and make a plain report: pytest's own would format a traceback we never show."""
         if call.when == "call" or call.excinfo is not None:
-            _, public = self._suites[Path(item.path).resolve()]
-            output = self._student.take_output() if self._student else ""
-            if call.excinfo is None:
-                self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
-            else:
-                self._verdicts.setdefault(item.nodeid, _message(call.excinfo.value, public, output))
+            self._record(item, call.excinfo.value if call.excinfo else None)
         verdict = self._verdicts.get(item.nodeid, ("passed", "", ""))
         outcome = "passed" if call.excinfo is None else "failed"
         return pytest.TestReport(item.nodeid, item.location, {}, outcome, verdict[2] or None, call.when,
@@ -212,30 +240,38 @@ class GradingPlugin:
             self._zygote = Zygote(self.level, self.tmp_root)
         return self._zygote
 
+    def _record(self, item: pytest.Item, exc: BaseException | None) -> None:
+        """Keep a test's first verdict, and the feedback (diff, diagnosis, figures) the student may see."""
+        _, public = self._suites[Path(item.path).resolve()]
+        output = self._student.take_output() if self._student else ""
+        if exc is None:
+            self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
+        else:
+            self._verdicts.setdefault(item.nodeid, _message(exc, public, output))
+            if isinstance(exc, Mismatch):
+                self._feedback.setdefault(item.nodeid, exc.feedback(public))
+        if public and item.nodeid in self._figures:
+            self._feedback.setdefault(item.nodeid, {})["figures"] = self._figures[item.nodeid].items
+
     @staticmethod
     def _direct(item: pytest.Item) -> bool:
         """A plain test function whose only fixtures are ours: call it without pytest's per-test machinery."""
         return (isinstance(item, pytest.Function) and not hasattr(item, "callspec")
-                and set(item.fixturenames) <= {"student", "reference"})
+                and set(item.fixturenames) <= {"student", "reference", "mistakes", "figure"})
 
     def _call_directly(self, item: pytest.Function) -> None:
-        """Run one test function with the ``student`` and ``reference`` fixtures and record its verdict
-        (the same verdicts as through pytest, about a millisecond faster a test)."""
-        if "reference" in item.fixturenames and self._reference is None:
-            self._reference = load_reference(self.course)
-        kwargs = {"student": self._student, "reference": self._reference}
-        _, public = self._suites[Path(item.path).resolve()]
+        """Run one test function with the grader's fixtures and record its verdict (the same verdicts as
+        through pytest's protocol, about a millisecond faster a test)."""
         try:
-            item.obj(**{name: kwargs[name] for name in item.fixturenames})
+            item.obj(**{name: self._value(name, item.nodeid) for name in item.fixturenames})
         except (Exception, pytest.skip.Exception, pytest.fail.Exception) as exc:
-            self._verdicts[item.nodeid] = _message(exc, public, self._student.take_output())
+            self._record(item, exc)
         else:
-            self._student.take_output()
-            self._verdicts[item.nodeid] = ("passed", "", "")
+            self._record(item, None)
 
     def _grade(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
-        self._verdicts = {}
+        self._verdicts, self._feedback, self._figures = {}, {}, {}
         error = ""
         try:
             with Worker(job.path, self.course.limits, self.level, self._warm_zygote(), self.tmp_root) as worker:
@@ -255,7 +291,8 @@ class GradingPlugin:
         for item, problem, points, visibility in items:
             status, kind, output = self._verdicts.get(item.nodeid, ("error", "not_run", f"not run: {error}"))
             results.append(TestResult(name=item.name, problem=problem.name, points=points, status=status,
-                                      output=output, visibility=visibility, kind=kind))
+                                      output=output, visibility=visibility, kind=kind,
+                                      feedback=self._feedback.get(item.nodeid, {})))
         return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error)
 
 

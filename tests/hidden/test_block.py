@@ -46,10 +46,11 @@ def own_components_block(student, x, params, n_heads=1, use_attention=True):
     return h + student.gelu(u @ params["W_1"]) @ params["W_2"]
 
 
-def assert_close_or_own(got, expected, own, *, what, **tol):
+def assert_close_or_own(got, expected, own, *, what, diagnose=None, **tol):
     """Pass when `got` matches `expected`, or else `own()`: the same wiring built from the student's own components.
 
     `own` is only called when `got` differs from `expected`, which saves the calls for a correct solution.
+    `diagnose` names a known wiring mistake when neither matches.
     """
     try:
         assert_close(got, expected, what=what, **tol)
@@ -61,43 +62,46 @@ def assert_close_or_own(got, expected, own, *, what, **tol):
         candidates["your own components, wired as specified"] = own()
     except (TypeError, ValueError):  # a component returned something of the wrong shape or type
         pass
-    assert_close_any(got, candidates, what=what, **tol)
+    assert_close_any(got, candidates, what=what, diagnose=diagnose, **tol)
 
 
 @pytest.mark.points(1.5)
-def test_mlp_course_m5_for_the(student):
+def test_mlp_course_m5_for_the(student, mistakes):
     """The course's MLP with W_1 = [I | -I], W_2 = [I ; I] turns u'_5 into m_5 = [0.803, 0.640, 0.560, 0.718]."""
     u = LN_H5[None, :]
     got = student.mlp(u, W_1, W_2)
     assert_close_or_own(got, M5[None, :], lambda: student.gelu(u @ W_1) @ W_2, **COURSE,
                         what="mlp of the course's u'_5 = [-1.102, 0.964, -0.892, 1.030] with W_1 = [I | -I] and "
-                             "W_2 = [I ; I] (the course's m_5, to 3 decimals)")
+                             "W_2 = [I ; I] (the course's m_5, to 3 decimals)",
+                        diagnose=mistakes.mlp(u, W_1, W_2))
 
 
 @pytest.mark.points(2)
-def test_mlp_random_wide_hidden_layer(student, reference):
+def test_mlp_random_wide_hidden_layer(student, reference, mistakes):
     """mlp of 5 tokens of width 6 through a hidden layer of 24."""
     rng = np.random.default_rng(401)
     u = rng.normal(size=(5, 6))
     w_1, w_2 = rng.normal(scale=0.6, size=(6, 24)), rng.normal(scale=0.3, size=(24, 6))
     got = student.mlp(u, w_1, w_2)
     assert_close_or_own(got, reference.mlp(u, w_1, w_2), lambda: student.gelu(u @ w_1) @ w_2,
-                        what="mlp of a 5×6 input with W_1 6×24 and W_2 24×6 (gelu(u @ W_1) @ W_2)")
+                        what="mlp of a 5×6 input with W_1 6×24 and W_2 24×6 (gelu(u @ W_1) @ W_2)",
+                        diagnose=mistakes.mlp(u, w_1, w_2))
 
 
 @pytest.mark.points(2)
-def test_block_course_y5_for_the(student, reference):
+def test_block_course_y5_for_the(student, reference, mistakes):
     """The block on the course's example gives y_5 = [-0.436, 1.551, -0.461, 1.698] for ␣the."""
     got = student.block(X, PARAMS)
     expected = np.array(reference.block(X, PARAMS), dtype=np.float64)
     expected[4] = Y5
     assert_close_or_own(got, expected, lambda: own_components_block(student, X, PARAMS), **COURSE,
                         what="block of the course's toy X with the toy weights (row 5 must be the course's "
-                             "y_5 = [-0.436, 1.551, -0.461, 1.698], to 3 decimals)")
+                             "y_5 = [-0.436, 1.551, -0.461, 1.698], to 3 decimals)",
+                        diagnose=mistakes.block(X, PARAMS))
 
 
 @pytest.mark.points(1.5)
-def test_block_attention_off_course_row(student, reference):
+def test_block_attention_off_course_row(student, reference, mistakes):
     """With use_attention=False the course's ␣the row is y_5 = [-0.248, -0.248, -0.248, 3.088]."""
     got = student.block(X, PARAMS, use_attention=False)
     expected = np.array(reference.block(X, PARAMS, use_attention=False), dtype=np.float64)
@@ -105,11 +109,12 @@ def test_block_attention_off_course_row(student, reference):
     assert_close_or_own(got, expected, lambda: own_components_block(student, X, PARAMS, use_attention=False),
                         **COURSE,
                         what="block of the course's toy X with use_attention=False (h = x, so y = x + "
-                             "mlp(layernorm(x)); row 5 must be [-0.248, -0.248, -0.248, 3.088], to 3 decimals)")
+                             "mlp(layernorm(x)); row 5 must be [-0.248, -0.248, -0.248, 3.088], to 3 decimals)",
+                        diagnose=mistakes.block(X, PARAMS, use_attention=False))
 
 
 @pytest.mark.points(1.5)
-def test_block_attention_off_with_gamma_and_beta(student, reference):
+def test_block_attention_off_with_gamma_and_beta(student, reference, mistakes):
     """use_attention=False skips the attention branch: y = x + mlp(layernorm(x, gamma_2, beta_2))."""
     rng = np.random.default_rng(402)
     x = rng.normal(size=(4, 8))
@@ -118,11 +123,12 @@ def test_block_attention_off_with_gamma_and_beta(student, reference):
     assert_close_or_own(got, reference.block(x, params, 2, use_attention=False),
                         lambda: own_components_block(student, x, params, 2, use_attention=False),
                         what="block of a 4×8 input with use_attention=False and given gamma/beta "
-                             "(y = x + mlp(layernorm(x, gamma_2, beta_2), W_1, W_2))")
+                             "(y = x + mlp(layernorm(x, gamma_2, beta_2), W_1, W_2))",
+                        diagnose=mistakes.block(x, params, 2, use_attention=False))
 
 
 @pytest.mark.points(1.5)
-def test_block_changing_last_token_leaves_earlier_rows_unchanged(student, reference):
+def test_block_changing_last_token_leaves_earlier_rows_unchanged(student, reference, mistakes):
     """Changing only the last token of the block's input changes only the last output row."""
     rng = np.random.default_rng(403)
     x = rng.normal(size=(6, 8))
@@ -134,11 +140,12 @@ def test_block_changing_last_token_leaves_earlier_rows_unchanged(student, refere
     expected[-1] = reference.block(x_changed, params, 2)[-1]
     assert_close_or_own(got, expected, lambda: own_components_block(student, x_changed, params, 2),
                         what="block (6 tokens, 2 heads) after changing only the last token: rows 0 to 4 must "
-                             "stay as before")
+                             "stay as before",
+                        diagnose=mistakes.block(x_changed, params, 2))
 
 
 @pytest.mark.points(2.5)
-def test_block_two_heads_random_weights_gamma_and_beta(student, reference):
+def test_block_two_heads_random_weights_gamma_and_beta(student, reference, mistakes):
     """A block with 2 heads, random weights and random gamma_1, beta_1, gamma_2, beta_2 on 6 tokens of width 8."""
     rng = np.random.default_rng(404)
     x = rng.normal(size=(6, 8))
@@ -146,11 +153,12 @@ def test_block_two_heads_random_weights_gamma_and_beta(student, reference):
     got = student.block(x, params, 2)
     assert_close_or_own(got, reference.block(x, params, 2), lambda: own_components_block(student, x, params, 2),
                         what="block of a 6×8 input with 2 heads and given gamma/beta (h = x + attention(layernorm("
-                             "x, gamma_1, beta_1)), y = h + mlp(layernorm(h, gamma_2, beta_2)))")
+                             "x, gamma_1, beta_1)), y = h + mlp(layernorm(h, gamma_2, beta_2)))",
+                        diagnose=mistakes.block(x, params, 2))
 
 
 @pytest.mark.points(1.5)
-def test_block_float32(student, reference):
+def test_block_float32(student, reference, mistakes):
     """A float32 input with float32 weights gives the right values (float32 or float64 out)."""
     rng = np.random.default_rng(405)
     x = rng.normal(size=(5, 8)).astype(np.float32)
@@ -158,11 +166,12 @@ def test_block_float32(student, reference):
     got = student.block(x, params, 2)
     expected = reference.block(x.astype(np.float64), {k: v.astype(np.float64) for k, v in params.items()}, 2)
     assert_close_or_own(got, expected, lambda: own_components_block(student, x, params, 2), **F32,
-                        what="block of a float32 5×8 input with float32 weights, 2 heads")
+                        what="block of a float32 5×8 input with float32 weights, 2 heads",
+                        diagnose=mistakes.block(x, params, 2))
 
 
 @pytest.mark.points(1.5)
-def test_block_four_heads_default_gamma_and_beta(student, reference):
+def test_block_four_heads_default_gamma_and_beta(student, reference, mistakes):
     """A block with 4 heads and no gamma/beta in params (LayerNorm's defaults) on 5 tokens of width 12."""
     rng = np.random.default_rng(406)
     x = rng.normal(size=(5, 12))
@@ -170,11 +179,12 @@ def test_block_four_heads_default_gamma_and_beta(student, reference):
     got = student.block(x, params, 4)
     assert_close_or_own(got, reference.block(x, params, 4), lambda: own_components_block(student, x, params, 4),
                         what="block of a 5×12 input with 4 heads, params without gamma/beta (use the defaults, "
-                             "and pass n_heads on to attention)")
+                             "and pass n_heads on to attention)",
+                        diagnose=mistakes.block(x, params, 4))
 
 
 @pytest.mark.points(1.5)
-def test_block_residual_keeps_a_large_row_large(student, reference):
+def test_block_residual_keeps_a_large_row_large(student, reference, mistakes):
     """Pre-LN: the stream itself is never normalised, so a row 10 times larger stays about 10 times larger."""
     rng = np.random.default_rng(407)
     x = rng.normal(size=(4, 8))
@@ -183,4 +193,5 @@ def test_block_residual_keeps_a_large_row_large(student, reference):
     got = student.block(x, params, 2)
     assert_close_or_own(got, reference.block(x, params, 2), lambda: own_components_block(student, x, params, 2),
                         what="block of a 4×8 input whose row 1 is 10 times larger (pre-LN: LayerNorm only on the "
-                             "branch inputs, the residual adds to the un-normalised stream)")
+                             "branch inputs, the residual adds to the un-normalised stream)",
+                        diagnose=mistakes.block(x, params, 2))

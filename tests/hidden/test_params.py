@@ -10,59 +10,66 @@ from grader.compare import assert_equal
 
 
 @pytest.mark.points(2)
-def test_gpt2_default_d_ff_is_4_d_model(student, reference):
+def test_gpt2_default_d_ff_is_4_d_model(student, reference, mistakes):
     """GPT-2 medium's block (1024, 16 heads) uses d_ff = 4 * 1024 by default."""
     got = student.count_params(1024, 16)
     assert_equal(got, reference.count_params(1024, 16),
-                 what="count_params(1024, 16) for a GPT-2 block (default d_ff = 4 * d_model)")
+                 what="count_params(1024, 16) for a GPT-2 block (default d_ff = 4 * d_model)",
+                 diagnose=mistakes.count_params(1024, 16))
 
 
 @pytest.mark.points(1)
-def test_gpt2_explicit_d_ff(student, reference):
+def test_gpt2_explicit_d_ff(student, reference, mistakes):
     """A GPT-2 block with an explicit d_ff = 1000 uses it for both MLP matrices and the first bias."""
     got = student.count_params(256, 4, d_ff=1000)
     assert_equal(got, reference.count_params(256, 4, d_ff=1000),
-                 what="count_params(256, 4, d_ff=1000) for a GPT-2 block (mlp 2·d·d_ff + d_ff + d)")
+                 what="count_params(256, 4, d_ff=1000) for a GPT-2 block (mlp 2·d·d_ff + d_ff + d)",
+                 diagnose=mistakes.count_params(256, 4, d_ff=1000))
 
 
 @pytest.mark.points(1.5)
-def test_gpt2_counts_biases_and_layernorm_beta(student, reference):
+def test_gpt2_counts_biases_and_layernorm_beta(student, reference, mistakes):
     """GPT-2 counts a bias for each of W_q, W_k, W_v, W_o and both MLP layers, and gamma and beta of both LayerNorms."""
     got = student.count_params(100, 5)
     assert_equal(got, reference.count_params(100, 5),
                  what="count_params(100, 5) for a GPT-2 block (attention 4d² + 4d with biases, norm 4d: "
-                      "gamma and beta for two LayerNorms)")
+                      "gamma and beta for two LayerNorms)",
+                 diagnose=mistakes.count_params(100, 5))
 
 
 @pytest.mark.points(1.5)
-def test_llama_kv_heads_default_to_n_heads(student, reference):
+def test_llama_kv_heads_default_to_n_heads(student, reference, mistakes):
     """A Llama block without n_kv_heads has as many K/V heads as query heads (full multi-head attention)."""
     got = student.count_params(2048, 16, style="llama")
     assert_equal(got, reference.count_params(2048, 16, style="llama"),
-                 what="count_params(2048, 16, style=\"llama\") (n_kv_heads defaults to n_heads; default d_ff)")
+                 what="count_params(2048, 16, style=\"llama\") (n_kv_heads defaults to n_heads; default d_ff)",
+                 diagnose=mistakes.count_params(2048, 16, style="llama"))
 
 
 @pytest.mark.points(1.5)
-def test_llama_grouped_query_kv_heads(student, reference):
+def test_llama_grouped_query_kv_heads(student, reference, mistakes):
     """A Llama block with 16 query heads and 4 K/V heads: W_k and W_v are d x (4 * d_head)."""
     got = student.count_params(1024, 16, 4, 2816, style="llama")
     assert_equal(got, reference.count_params(1024, 16, 4, 2816, style="llama"),
                  what="count_params(1024, 16, 4, 2816, style=\"llama\") (W_k and W_v have n_kv_heads·d_head "
-                      "columns)")
+                      "columns)",
+                 diagnose=mistakes.count_params(1024, 16, 4, 2816, style="llama"))
 
 
 @pytest.mark.points(1.5)
-def test_llama_small_d_default_d_ff(student, reference):
+def test_llama_small_d_default_d_ff(student, reference, mistakes):
     """Below d = 256 Llama's default d_ff is 8 * d // 3 (533 for d = 200)."""
     got = student.count_params(200, 8, 2, style="llama")
     assert_equal(got, reference.count_params(200, 8, 2, style="llama"),
-                 what="count_params(200, 8, 2, style=\"llama\") (d < 256: default d_ff = 8·d // 3)")
+                 what="count_params(200, 8, 2, style=\"llama\") (d < 256: default d_ff = 8·d // 3)",
+                 diagnose=mistakes.count_params(200, 8, 2, style="llama"))
 
 
 @pytest.mark.points(1)
-def test_llama_default_d_ff_uses_python_round(student, reference):
+def test_llama_default_d_ff_uses_python_round(student, reference, mistakes):
     """For d = 2352, 8d/3/256 is exactly 24.5 and Python's round gives 24, so d_ff = 6144."""
     got = student.count_params(2352, 12, 4, style="llama")
     assert_equal(got, reference.count_params(2352, 12, 4, style="llama"),
                  what="count_params(2352, 12, 4, style=\"llama\") (default d_ff = round(8·d/3/256)·256 with "
-                      "Python's round, which rounds 24.5 to 24)")
+                      "Python's round, which rounds 24.5 to 24)",
+                 diagnose=mistakes.count_params(2352, 12, 4, style="llama"))

@@ -65,10 +65,11 @@ def own_components_block(student, x, params, n_heads=1, use_attention=True):
     return h + student.gelu(u @ params["W_1"]) @ params["W_2"]
 
 
-def assert_close_or_own(got, expected, own, *, what, **tol):
+def assert_close_or_own(got, expected, own, *, what, diagnose=None, **tol):
     """Pass when `got` matches `expected`, or else `own()`: the same wiring built from the student's own components.
 
     `own` is only called when `got` differs from `expected`, which saves the calls for a correct solution.
+    `diagnose` names a known wiring mistake when neither matches.
     """
     try:
         assert_close(got, expected, what=what, **tol)
@@ -80,11 +81,11 @@ def assert_close_or_own(got, expected, own, *, what, **tol):
         candidates["your own components, wired as specified"] = own()
     except (TypeError, ValueError):  # a component returned something of the wrong shape or type
         pass
-    assert_close_any(got, candidates, what=what, **tol)
+    assert_close_any(got, candidates, what=what, diagnose=diagnose, **tol)
 
 
 @pytest.mark.points(2)
-def test_mlp_small_example(student):
+def test_mlp_small_example(student, mistakes):
     """mlp of a 2×3 input through a hidden layer of 4: gelu(u @ W_1) @ W_2."""
     u = np.array([[-1.8, -1.5, -1.8],
                   [-0.3, -1.2, -2.1]])
@@ -99,11 +100,12 @@ def test_mlp_small_example(student):
                 [1.260976516, 0.50241794, -0.5803193852]]
     got = student.mlp(u, w_1, w_2)
     assert_close_or_own(got, expected, lambda: student.gelu(u @ w_1) @ w_2,
-                        what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)")
+                        what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)",
+                        diagnose=mistakes.mlp(u, w_1, w_2))
 
 
 @pytest.mark.points(3)
-def test_block_on_the_course_toy_example(student):
+def test_block_on_the_course_toy_example(student, mistakes):
     """The whole block on the course's toy example (5 tokens, d = 4, one head): its last row is the course's y_5."""
     expected = [[1.877380393, 0.8417982023, 0.8765657944, 2.839114393],
                 [1.231996411, 1.145497546, 1.021498437, 3.993187651],
@@ -113,11 +115,12 @@ def test_block_on_the_course_toy_example(student):
     got = student.block(X, PARAMS)
     assert_close_or_own(got, expected, lambda: own_components_block(student, X, PARAMS),
                         what="block of the course's toy X with the toy weights (one head, default gamma and beta; "
-                             "row 5 is the course's y_5 = [-0.436, 1.551, -0.461, 1.698])")
+                             "row 5 is the course's y_5 = [-0.436, 1.551, -0.461, 1.698])",
+                        diagnose=mistakes.block(X, PARAMS))
 
 
 @pytest.mark.points(3)
-def test_block_two_heads_with_gamma_and_beta(student):
+def test_block_two_heads_with_gamma_and_beta(student, mistakes):
     """A block with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 on 3 tokens of width 4."""
     x = np.array([[-0.5, 0.8, -0.6, -0.8],
                   [-0.3, -0.5, 0.3, -0.6],
@@ -128,4 +131,5 @@ def test_block_two_heads_with_gamma_and_beta(student):
     got = student.block(x, WEIGHTS, 2)
     assert_close_or_own(got, expected, lambda: own_components_block(student, x, WEIGHTS, 2),
                         what="block of a 3×4 input with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 "
-                             "(pre-LN: each LayerNorm reads the stream, each branch is added back to it)")
+                             "(pre-LN: each LayerNorm reads the stream, each branch is added back to it)",
+                        diagnose=mistakes.block(x, WEIGHTS, 2))

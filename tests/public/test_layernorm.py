@@ -19,15 +19,16 @@ LN_X = [[0.9045077212, -0.3015025737, -1.507512869, 0.9045077212],
 
 
 @pytest.mark.points(2)
-def test_toy_embeddings_each_row_normalised(student):
+def test_toy_embeddings_each_row_normalised(student, mistakes):
     """LayerNorm of the course's 5×4 toy embeddings X normalises each token's row on its own."""
     got = student.layernorm(X)
     assert_close(got, LN_X, what="layernorm of the course's 5×4 toy embeddings X (each row on its own, "
-                                 "population variance: divide by d = 4, not d - 1)")
+                                 "population variance: divide by d = 4, not d - 1)",
+                 diagnose=mistakes.layernorm(X))
 
 
 @pytest.mark.points(2)
-def test_gamma_scales_and_beta_shifts(student):
+def test_gamma_scales_and_beta_shifts(student, mistakes):
     """gamma multiplies and beta adds, per column, after the normalisation."""
     x = np.array([[1.0, 2.0, 4.0, 7.0],
                   [-3.0, 0.5, 0.0, 2.5],
@@ -39,11 +40,12 @@ def test_gamma_scales_and_beta_shifts(student):
                 [1.264658158, 2.264658158, -1.316164539, 1.764658158]]
     got = student.layernorm(x, gamma, beta)
     assert_close(got, expected, what="layernorm of a 3×4 input with gamma = [1, 2, 0.5, -1] and "
-                                     "beta = [0, 1, -1, 0.5] (gamma * normalised + beta)")
+                                     "beta = [0, 1, -1, 0.5] (gamma * normalised + beta)",
+                 diagnose=mistakes.layernorm(x, gamma, beta))
 
 
 @pytest.mark.points(1.5)
-def test_eps_goes_inside_the_square_root(student):
+def test_eps_goes_inside_the_square_root(student, mistakes):
     """With eps = 0.1 the result is (x - mean) / sqrt(var + eps), not (x - mean) / (std + eps)."""
     x = np.array([[0.1, -0.2, 0.3, 0.0],
                   [1.0, 1.5, 0.5, 1.0]])
@@ -51,11 +53,12 @@ def test_eps_goes_inside_the_square_root(student):
                 [0.0, 1.054092553, -1.054092553, 0.0]]
     got = student.layernorm(x, eps=0.1)
     assert_close(got, expected, what="layernorm of a 2×4 input with eps = 0.1 (eps belongs inside the "
-                                     "square root: sqrt(var + eps))")
+                                     "square root: sqrt(var + eps))",
+                 diagnose=mistakes.layernorm(x, eps=0.1))
 
 
 @pytest.mark.points(1.5)
-def test_batched_input_normalises_only_the_last_axis(student):
+def test_batched_input_normalises_only_the_last_axis(student, mistakes):
     """A (2, 3, 5) input is normalised along its last axis only, whatever the mean of the row."""
     x = np.array([[[3.5, 2.0, 4.25, 3.0, 1.5],
                    [2.75, 3.25, 5.0, 2.5, 3.0],
@@ -71,4 +74,5 @@ def test_batched_input_normalises_only_the_last_axis(student):
                  [1.414156997, -1.414156997, 0.7070784986, -0.7070784986, 0.0]]]
     got = student.layernorm(x)
     assert_close(got, expected, what="layernorm of a 2×3×5 input (normalise along the last axis, "
-                                     "axis=-1, with keepdims)")
+                                     "axis=-1, with keepdims)",
+                 diagnose=mistakes.layernorm(x))

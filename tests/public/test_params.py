@@ -12,27 +12,30 @@ from grader.compare import assert_equal
 
 
 @pytest.mark.points(2)
-def test_gpt2_small_block_768_12(student):
+def test_gpt2_small_block_768_12(student, mistakes):
     """A GPT-2 small block (d_model 768, 12 heads) has 7,087,872 parameters = 12 d^2 + 13 d."""
     got = student.count_params(768, 12)
     assert_equal(got, {"attention": 2_362_368, "mlp": 4_722_432, "norm": 3_072, "total": 7_087_872},
                  what="count_params(768, 12) for a GPT-2 block (attention 4d² + 4d, mlp 2·d·d_ff + d_ff + d with "
-                      "d_ff = 4d, norm 4d)")
+                      "d_ff = 4d, norm 4d)",
+                 diagnose=mistakes.count_params(768, 12))
 
 
 @pytest.mark.points(1.5)
-def test_llama3_8b_block_with_d_ff_14336(student):
+def test_llama3_8b_block_with_d_ff_14336(student, mistakes):
     """A Llama 3 8B block (4096, 32 heads, 8 K/V heads, d_ff 14336) has 218,112,000 parameters."""
     got = student.count_params(4096, 32, 8, 14336, style="llama")
     assert_equal(got, {"attention": 41_943_040, "mlp": 176_160_768, "norm": 8_192, "total": 218_112_000},
                  what="count_params(4096, 32, 8, 14336, style=\"llama\") (attention 2d² + 2·d·n_kv_heads·d_head, "
-                      "mlp 3·d·d_ff, norm 2d)")
+                      "mlp 3·d·d_ff, norm 2d)",
+                 diagnose=mistakes.count_params(4096, 32, 8, 14336, style="llama"))
 
 
 @pytest.mark.points(1.5)
-def test_llama_default_d_ff_at_4096(student):
+def test_llama_default_d_ff_at_4096(student, mistakes):
     """The course script's block (4096, 32 heads, 8 K/V heads, default d_ff = 11008) has 177,217,536 parameters."""
     got = student.count_params(4096, 32, 8, style="llama")
     assert_equal(got, {"attention": 41_943_040, "mlp": 135_266_304, "norm": 8_192, "total": 177_217_536},
                  what="count_params(4096, 32, 8, style=\"llama\") with the default d_ff = round(8·4096/3/256)·256 "
-                      "= 11008")
+                      "= 11008",
+                 diagnose=mistakes.count_params(4096, 32, 8, style="llama"))

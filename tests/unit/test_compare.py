@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_close, assert_close_any, assert_equal
+from grader.compare import Diagnosis, Mismatch, assert_close, assert_close_any, assert_equal, same_array
 
 EXP = np.array([[1.0, 2.0], [3.0, 4.0]])
 
@@ -74,3 +74,141 @@ def test_assert_equal_is_strict_about_type_and_value(got, words):
 
 def test_assert_equal_passes_equal_dicts():
     assert_equal({"total": 7, "mlp": 3}, {"mlp": 3, "total": 7}, what="counts")
+
+
+# ------------------------------------------------------------------ the numeric diff of a failed comparison
+
+def _mismatch(got, expected, **kw) -> Mismatch:
+    with pytest.raises(Mismatch) as err:
+        assert_close(got, expected, what="layernorm of a 3×4 input with eps = 0.1", **kw)
+    return err.value
+
+
+def test_value_diff_gives_shapes_errors_against_the_tolerance_and_the_first_index():
+    expected = np.arange(12.0).reshape(3, 4)
+    got = expected.astype(np.float32)
+    got[1, 2] += 0.5                                       # the first difference, and the largest
+    got[2, 3] += 0.25
+    err = _mismatch(got, expected, rtol=1e-3, atol=1e-6)
+    lines = err.full.splitlines()
+    assert lines[0] == "layernorm of a 3×4 input with eps = 0.1: values differ from the expected ones beyond the tolerance"
+    assert lines[1] == "yours: shape (3, 4), float32; expected: shape (3, 4), float64"
+    assert "2 / 12 entries differ (rtol 0.001, atol 1e-06)" in err.detail
+    assert "max abs error 0.5 at [1, 2] (allowed there 0.006): yours 6.5, expected 6" in err.detail
+    assert "max relative error 0.0833 at [1, 2]" in err.detail           # 0.5 / 6 beats 0.25 / 11
+    assert "first difference at [1, 2]: yours 6.5, expected 6" in err.detail
+
+
+def test_excerpt_shows_rows_from_the_first_difference_and_marks_only_the_differing_entries():
+    expected = np.arange(12.0).reshape(3, 4)
+    got = expected.copy()
+    got[1, 2] = 60.0
+    detail = _mismatch(got, expected).detail
+    excerpt = detail[detail.index("excerpt"):].splitlines()
+    assert excerpt[0] == "excerpt (3 decimals, * = outside the tolerance):"
+    assert excerpt[1].split() == ["[1,", ":]", "expected", "4.000", "5.000", "6.000*", "7.000"]
+    assert excerpt[2].split() == ["yours", "4.000", "5.000", "60.000*", "7.000"]
+    assert excerpt[3].split()[:3] == ["[2,", ":]", "expected"] and "*" not in excerpt[3] + excerpt[4]
+    assert "[0, :]" not in detail                                       # rows before the first difference left out
+
+
+def test_excerpt_of_a_long_vector_is_a_window_around_the_first_difference():
+    expected = np.linspace(0.0, 1.0, 40)
+    got = expected.copy()
+    got[30] += 1.0
+    detail = _mismatch(got, expected).detail
+    assert "columns 26 to 33 of 40" in detail
+    assert "1.769*" in detail and f"{expected[30]:.3f}*" in detail
+
+
+def test_nan_and_inf_are_located_before_any_values():
+    expected = np.zeros((3, 4))
+    got = expected.copy()
+    got[1, 2] = got[2, 0] = np.nan
+    got[2, 3] = -np.inf
+    err = _mismatch(got, expected)
+    assert err.public.endswith("your output has NaN (3 of 12 entries)")
+    assert "NaN at 2 of 12 entries, first at [1, 2], in rows [1], [2]" in err.detail
+    assert "-inf at 1 of 12 entries, first at [2, 3], in row [2]" in err.detail
+    assert "nan*" in err.detail and "-inf*" in err.detail
+
+
+@pytest.mark.parametrize("got, wrong", [
+    (np.zeros((4, 3)), "expected shape (3, 4), got shape (4, 3)"),
+    (np.zeros((3, 4), dtype=complex), "expected a float array, got dtype complex128"),
+])
+def test_shape_and_dtype_errors_say_so_and_give_no_numbers(got, wrong):
+    err = _mismatch(got, np.ones((3, 4)))
+    assert err.public == f"layernorm of a 3×4 input with eps = 0.1: {wrong}"
+    assert "max abs error" not in err.full and "excerpt" not in err.full
+    assert f"yours: shape {got.shape}, {got.dtype}; expected: shape (3, 4), float64" in err.detail
+
+
+def test_counts_name_every_wrong_key_with_the_difference():
+    with pytest.raises(Mismatch) as err:
+        assert_equal({"attention": 9, "norm": 4, "total": 13}, {"attention": 12, "norm": 4, "total": 16}, what="c")
+    assert err.value.public == "c: 'attention', 'total' are not the expected counts"
+    assert "'attention': yours 9, expected 12 (off by -3)" in err.value.detail
+    assert "'total': yours 13, expected 16 (off by -3)" in err.value.detail
+
+
+# ------------------------------------------------------------------ the diagnosis hook
+
+def test_diagnose_is_asked_only_after_a_failure_with_the_checks_own_tolerance():
+    asked = []
+
+    def diagnose(got, expected, same):
+        asked.append((same(got, got + 1e-4), same(got, got + 1e-2)))
+        return Diagnosis("toy.off_by_one", "this matches an off-by-one: start at 0")
+
+    assert_close(EXP, EXP, what="x", diagnose=diagnose)
+    assert asked == []
+    with pytest.raises(Mismatch) as err:
+        assert_close(EXP + 1, EXP, what="x", rtol=0, atol=1e-3, diagnose=diagnose)
+    assert asked == [(True, False)]
+    assert err.value.public == "x: values differ from the expected ones beyond the tolerance\n" \
+                               "diagnosis: this matches an off-by-one: start at 0"
+    assert err.value.full.startswith(err.value.public + "\nyours: shape")
+
+
+def test_diagnose_also_runs_for_nan_and_for_counts():
+    def diagnose(got, expected, same):
+        return Diagnosis("m", "named") if same(got, bad) else None
+
+    bad = np.array([[np.nan, 2.0], [3.0, 4.0]])
+    with pytest.raises(Mismatch) as err:
+        assert_close(bad.copy(), EXP, what="x", diagnose=diagnose)
+    assert err.value.diagnosis == Diagnosis("m", "named")
+    bad = {"total": 6}
+    with pytest.raises(Mismatch) as err:
+        assert_equal({"total": 6}, {"total": 7}, what="c", diagnose=diagnose)
+    assert err.value.diagnosis == Diagnosis("m", "named")
+    with pytest.raises(Mismatch) as err:
+        assert_equal({"total": 6.0}, {"total": 7}, what="c", diagnose=diagnose)   # a float is not the int 6
+    assert err.value.diagnosis is None
+
+
+def test_same_array_needs_the_shape_and_nan_in_the_same_places():
+    assert same_array(np.array([1.0, np.nan]), [1.0 + 1e-9, np.nan])
+    assert not same_array(np.array([1.0, np.nan]), [1.0, 2.0])
+    assert not same_array(np.array([1.0, 2.0]), [[1.0, 2.0]])
+    assert not same_array([1.0, 2.0], [1.0, 2.0])                          # a list is not an array
+
+
+def test_feedback_keeps_the_arrays_for_public_tests_only():
+    with pytest.raises(Mismatch) as err:
+        assert_close(EXP + 1, EXP, what="x", diagnose=lambda got, expected, same: Diagnosis("m", "named"))
+    public, hidden = err.value.feedback(public=True), err.value.feedback(public=False)
+    assert hidden == {"diagnosis": "m"}
+    assert public["diagnosis"] == "m"
+    np.testing.assert_array_equal(public["got"], EXP + 1)
+    np.testing.assert_array_equal(public["expected"], EXP)
+
+
+def test_close_any_accepts_nan_where_a_candidate_has_it_too():
+    own = EXP.copy()
+    own[0, 0] = np.nan                               # e.g. the student's own components give NaN there
+    assert assert_close_any(own.copy(), {"reference": EXP, "own": own}, what="x") == "own"
+    with pytest.raises(Mismatch) as err:
+        assert_close_any(own.copy(), {"reference": EXP, "own": EXP + 1}, what="x")
+    assert "NaN" in err.value.public

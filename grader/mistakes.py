@@ -1,0 +1,277 @@
+"""Known mistakes: name the misconception behind a failed comparison.
+
+A course keeps a catalogue of known mistakes (course.json ``feedback.mistakes``): a module next to the
+solutions whose ``MISTAKES`` lists :class:`Mistake` objects, each a variant implementation of one or more
+of the course's functions. A suite passes ``diagnose=mistakes.layernorm(x, eps=0.1)`` to a check, with the
+arguments it gave the student's function; after a failure the variants run on those arguments, in the
+grader process (never in the student's worker), and when the student's output matches exactly one mistake,
+whose output does not also pass the check, that mistake's one-line message is the diagnosis.
+
+A student's copy of the course has no solutions and so no variants: for every call the public suites make,
+``grade precompute`` stores the variants' outputs and the messages in ``feedback.mistakes_data`` (JSON),
+which is used first. Outputs are looked up by a hash of the function name and the arguments.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib
+import json
+import sys
+import warnings
+from dataclasses import dataclass
+from functools import cached_property, partial
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .compare import Diagnose, Diagnosis, Same
+from .errors import GradeError
+
+Outputs = dict[str, list[Any]]       # mistake id -> the outputs of its variants on one call
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One known mistake.
+
+    :param id: a stable name, ``<function or topic>.<mistake>``, e.g. ``"layernorm.ddof1"``.
+    :param message: one line a student can act on, e.g. "this matches LayerNorm with the sample variance
+        (ddof=1): use the population variance".
+    :param variants: function name -> the ways of writing this mistake, each a callable with that function's
+        signature (several when students write the same mistake in ways whose outputs differ).
+    """
+
+    id: str
+    message: str
+    variants: Mapping[str, Sequence[Callable[..., Any]]]
+
+
+def mistake(id: str, message: str, **variants: Callable[..., Any] | Sequence[Callable[..., Any]]) -> Mistake:
+    """Build a :class:`Mistake`; each keyword is a function name, its value one variant or a list of them."""
+    return Mistake(id, message, {name: list(v) if isinstance(v, (list, tuple)) else [v]
+                                 for name, v in variants.items()})
+
+
+def call_key(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """A stable hash of a call: the function name and the arguments' types, shapes, dtypes and bytes."""
+    digest = hashlib.sha256(function.encode())
+
+    def feed(value: Any) -> None:
+        if isinstance(value, np.ndarray):
+            digest.update(f"nd{value.dtype.str}{value.shape}".encode())
+            digest.update(np.ascontiguousarray(value).tobytes())
+        elif isinstance(value, dict):
+            digest.update(b"{")
+            for key in sorted(value):
+                feed(key)
+                feed(value[key])
+            digest.update(b"}")
+        elif isinstance(value, (list, tuple)):
+            digest.update(b"[")
+            for item in value:
+                feed(item)
+            digest.update(b"]")
+        else:
+            value = value.item() if isinstance(value, np.generic) else value
+            digest.update(repr((type(value).__name__, value)).encode())
+
+    feed(list(args))
+    feed(dict(kwargs))
+    return digest.hexdigest()[:32]
+
+
+def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: Sequence[Any],
+                 same: Same) -> Diagnosis | None:
+    """The one mistake with a variant output that ``got`` matches and that no expected value matches, or None.
+
+    :param outputs: mistake id -> its variants' outputs on the call that produced ``got``.
+    :param same: ``same(a, b)``, the check's own test of ``a`` against ``b`` (tolerance, NaN in place).
+    """
+    def explains(out: Any) -> bool:
+        return _safe(same, got, out) and not any(_safe(same, out, e) for e in expected)
+
+    found = [mid for mid, outs in outputs.items() if any(explains(o) for o in outs)]
+    return Diagnosis(found[0], messages[found[0]]) if len(found) == 1 else None
+
+
+def _safe(same: Same, a: Any, b: Any) -> bool:
+    try:
+        return bool(same(a, b))
+    except Exception:                                    # e.g. a dict against an array
+        return False
+
+
+def run_variants(catalogue: Sequence[Mistake], function: str, args: Sequence[Any],
+                 kwargs: Mapping[str, Any]) -> Outputs:
+    """Every variant of ``function`` on a copy of the arguments; a variant that raises gives no output."""
+    outputs: Outputs = {}
+    for m in catalogue:
+        for variant in m.variants.get(function, ()):
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = variant(*copy.deepcopy(list(args)), **copy.deepcopy(dict(kwargs)))
+            except Exception:
+                continue
+            outputs.setdefault(m.id, []).append(out)
+    return outputs
+
+
+def encode(outputs: Outputs) -> dict:
+    """Outputs as JSON data: arrays as ``{"array": nested lists}`` (12 significant digits, NaN and inf kept),
+    duplicates within a mistake dropped."""
+    def one(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            flat = [float(f"{v:.12g}") for v in np.asarray(value, dtype=np.float64).ravel()]
+            return {"array": np.array(flat).reshape(value.shape).tolist()}
+        return value
+
+    encoded = {}
+    for mid, outs in outputs.items():
+        seen = []
+        for out in map(one, outs):
+            if out not in seen:
+                seen.append(out)
+        encoded[mid] = seen
+    return encoded
+
+
+def decode(data: Mapping[str, list]) -> Outputs:
+    """The inverse of :func:`encode`: ``{"array": ...}`` back to float64 ndarrays."""
+    return {mid: [np.array(o["array"], dtype=np.float64) if isinstance(o, dict) and set(o) == {"array"} else o
+                  for o in outs] for mid, outs in data.items()}
+
+
+def import_course_module(path: Path, search: Sequence[Path] = ()) -> ModuleType:
+    """Import a trusted course module from ``path``, as pytest would: its package root (the first folder up
+    without ``__init__.py``) and ``search`` are put first on ``sys.path`` while it loads.
+
+    :raises GradeError: when the file does not exist.
+    """
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise GradeError(f"{path}: course module not found")
+    root, parts = path.parent, [path.stem]
+    while (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+        root = root.parent
+    name = ".".join(parts)
+    loaded = sys.modules.get(name)
+    if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() != path:
+        del sys.modules[name]
+    entries = [str(root)] + [str(p) for p in search]
+    sys.path[:0] = entries
+    try:
+        return importlib.import_module(name)
+    finally:
+        for entry in entries:
+            sys.path.remove(entry)
+
+
+class Catalogue:
+    """The course's known mistakes, as the suites' ``mistakes`` fixture.
+
+    ``mistakes.<function>(*args, **kwargs)`` returns a :data:`~grader.compare.Diagnose` for a check on the
+    student's ``<function>(*args, **kwargs)``. Precomputed outputs are used first, then the live variants
+    (computed once per call and kept). With neither, the diagnosis is None.
+
+    :param data: the JSON file of precomputed outputs (``{"messages": ..., "calls": {key: {mistake: [outputs]}}}``).
+    :param variants: the catalogue module (defines ``MISTAKES``); ``search`` is put on ``sys.path`` to import it.
+    """
+
+    def __init__(self, data: Path | None = None, variants: Path | None = None, search: Sequence[Path] = ()):
+        self._data_path = data if data is not None and data.is_file() else None
+        self._variants_path = variants if variants is not None and variants.is_file() else None
+        self._search = tuple(search)
+        self._computed: dict[str, Outputs] = {}
+
+    @classmethod
+    def for_course(cls, course) -> "Catalogue":
+        """The catalogue named in ``course.feedback`` (variants only where the solutions are present)."""
+        solutions = course.solutions if course.solutions is not None and course.solutions.is_dir() else None
+        return cls(course.feedback.mistakes_data, course.feedback.mistakes if solutions else None,
+                   (solutions,) if solutions else ())
+
+    @cached_property
+    def _data(self) -> dict:
+        if self._data_path is None:
+            return {"messages": {}, "calls": {}}
+        try:
+            return json.loads(self._data_path.read_text())
+        except (OSError, ValueError) as err:
+            raise GradeError(f"{self._data_path}: unreadable mistakes data: {err}") from None
+
+    @cached_property
+    def mistakes(self) -> tuple[Mistake, ...]:
+        """The live catalogue (empty without the variants module)."""
+        if self._variants_path is None:
+            return ()
+        return tuple(import_course_module(self._variants_path, self._search).MISTAKES)
+
+    @property
+    def messages(self) -> dict[str, str]:
+        return {**self._data["messages"], **{m.id: m.message for m in self.mistakes}}
+
+    def outputs(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Outputs:
+        """The mistakes' outputs for this call: precomputed if stored, else live (kept for the next time)."""
+        key = call_key(function, args, kwargs)
+        stored = self._data["calls"].get(key)
+        if stored is not None:
+            return decode(stored)
+        if key not in self._computed:
+            self._computed[key] = run_variants(self.mistakes, function, args, kwargs)
+        return self._computed[key]
+
+    def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Diagnose:
+        """A :data:`~grader.compare.Diagnose` for a check on the student's ``function(*args, **kwargs)``."""
+        def run(got: Any, expected: Sequence[Any], same: Same) -> Diagnosis | None:
+            return unique_match(self.outputs(function, args, kwargs), self.messages, got, expected, same)
+        return run
+
+    def __getattr__(self, function: str) -> Callable[..., Diagnose]:
+        if function.startswith("_"):
+            raise AttributeError(function)
+        return partial(self.diagnose, function)
+
+
+class Recorder:
+    """The ``mistakes`` fixture while ``grade precompute`` runs the public suites: notes every call."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, tuple[str, tuple, dict]] = {}
+
+    def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Diagnose:
+        self.calls[call_key(function, args, kwargs)] = (function, copy.deepcopy(args), copy.deepcopy(kwargs))
+        return lambda got, expected, same: None
+
+    def __getattr__(self, function: str) -> Callable[..., Diagnose]:
+        if function.startswith("_"):
+            raise AttributeError(function)
+        return partial(self.diagnose, function)
+
+
+def precompute(catalogue: Sequence[Mistake], calls: Mapping[str, tuple[str, tuple, dict]],
+               reference: Callable[[str, tuple, dict], Any]) -> dict:
+    """The JSON data for ``feedback.mistakes_data``: messages, and for each call the outputs of the variants
+    that differ from the reference's own output (the others can never be a diagnosis)."""
+    stored = {}
+    for key, (function, args, kwargs) in sorted(calls.items()):
+        right = reference(function, args, kwargs)
+        outputs = {mid: [o for o in outs if not _identical(o, right)]
+                   for mid, outs in run_variants(catalogue, function, args, kwargs).items()}
+        outputs = {mid: outs for mid, outs in outputs.items() if outs}
+        if outputs:
+            stored[key] = encode(outputs)
+    return {"messages": {m.id: m.message for m in catalogue}, "calls": stored}
+
+
+def _identical(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            return np.array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True)
+        except (TypeError, ValueError):
+            return False
+    return type(a) is type(b) and a == b

@@ -1,0 +1,275 @@
+"""The catalogue of known mistakes on the block (instructors only: it ships with the solutions, never to students).
+
+Each mistake is a variant of the reference, written the way students write it (reference/mistakes.md lists them
+with their size); some have several variants when students write the same mistake in ways whose outputs differ,
+e.g. a mask that hides the diagonal with -inf (NaN in row 0) or with -1e9 (row 0 averages every token).
+The grader runs them in its own process after a failed check and names the mistake when the student's output
+matches exactly one (grader.mistakes). A mistake inside a component also has a variant of the functions that
+use it (softmax without the max inside attention), so a test of attention can name a softmax mistake.
+`grade precompute` stores their outputs on the public tests' inputs in tests/public/mistakes.json.
+"""
+import math
+from functools import partial
+
+import numpy as np
+
+from attention import attention, softmax
+from block import mlp
+from grader.mistakes import mistake
+from layernorm import layernorm
+from params import swiglu_width
+
+SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_erf = np.vectorize(math.erf, otypes=[float])
+
+
+# ------------------------------------------------------------------------------------------------ LayerNorm
+
+def ln_variant(x, gamma=None, beta=None, eps=1e-5, *, ddof=0, eps_at="inside", axis=-1, affine=True, center=True):
+    """LayerNorm with one thing changed: ddof, where eps goes ("inside", "outside", "none"), the axis, gamma and
+    beta ignored, or the mean not subtracted."""  # (..., d) -> (..., d)
+    if not affine:
+        gamma = beta = None
+    gamma = np.ones(x.shape[-1]) if gamma is None else gamma
+    beta = np.zeros(x.shape[-1]) if beta is None else beta
+    mean = x.mean(axis=axis, keepdims=True) if center else 0.0
+    var = x.var(axis=axis, keepdims=True, ddof=ddof)
+    scale = {"inside": np.sqrt(var + eps), "outside": np.sqrt(var) + eps, "none": np.sqrt(var)}[eps_at]
+    return gamma * (x - mean) / scale + beta
+
+
+# ------------------------------------------------------------------------------------------------ GELU
+
+def gelu_tanh(x, c=0.044715, k=SQRT_2_OVER_PI):  # (...) -> (...)
+    """The tanh form with the cubic coefficient c and the factor k."""
+    return 0.5 * x * (1 + np.tanh(k * (x + c * x**3)))
+
+
+def gelu_erf(x):  # (...) -> (...)
+    """The exact form x * Phi(x)."""
+    return 0.5 * x * (1 + _erf(np.asarray(x, dtype=float) / math.sqrt(2)))
+
+
+def gelu_sigmoid(x):  # (...) -> (...)
+    """The sigmoid approximation x * sigmoid(1.702 x)."""
+    return x / (1 + np.exp(-1.702 * x))
+
+
+def gelu_relu(x):  # (...) -> (...)
+    return np.maximum(x, 0)
+
+
+# Constants mistyped or misremembered: the cubic coefficient (0.044715) and sqrt(2 / pi) (0.7979).
+WRONG_CONSTANTS = [dict(c=c) for c in (0.47, 0.44715, 0.4715, 0.04715, 0.0044715, 0.44, 0.0044)] + \
+                  [dict(k=k) for k in (math.sqrt(math.pi / 2), 2 / math.pi, math.sqrt(2) / math.pi, math.sqrt(2))]
+
+
+# ------------------------------------------------------------------------------------------------ softmax, attention
+
+def softmax_variant(s, axis=-1, *, stable=True, fixed_axis=None):  # (..., n) -> (..., n)
+    """Softmax without the max subtracted, or along a fixed axis whatever `axis` says."""
+    axis = axis if fixed_axis is None else fixed_axis
+    e = np.exp(s - s.max(axis=axis, keepdims=True)) if stable else np.exp(s)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def attention_variant(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True, *, softmax=softmax, softmax_axis=-1,
+                      scale="head", hide=1, fill=-np.inf, mask_after=False, split=True, merge=True):
+    """Attention with one thing changed.
+
+    scale: "head" sqrt(d_head), "model" sqrt(d_model), "none". hide: the mask hides j >= i + hide (1: the future,
+    0: the diagonal too, 2: leaks the next token, None: no mask). fill: what masked scores become. mask_after:
+    multiply the weights by the mask after the softmax instead. split / merge: heads split into / merged from
+    consecutive column blocks (True), or by a bare reshape without the transpose (False).
+    """  # (n, d_model) -> (n, d_model)
+    n, d = u.shape
+    d_head = d // n_heads
+    q, k, v = (u @ W for W in (W_q, W_k, W_v))  # (n, d) each
+    heads = [(t.reshape(n, n_heads, d_head).transpose(1, 0, 2) if split else t.reshape(n_heads, n, d_head))
+             for t in (q, k, v)]  # (n_heads, n, d_head) each
+    q, k, v = heads
+    divisor = {"head": math.sqrt(d_head), "model": math.sqrt(d), "none": 1.0}[scale]
+    scores = q @ k.transpose(0, 2, 1) / divisor  # (n_heads, n, n)
+    hidden = np.triu(np.ones((n, n), dtype=bool), k=hide) if causal and hide is not None else np.zeros((n, n), bool)
+    if mask_after:
+        weights = softmax(scores, axis=softmax_axis) * ~hidden
+    else:
+        weights = softmax(np.where(hidden, fill, scores), axis=softmax_axis)
+    out = weights @ v  # (n_heads, n, d_head)
+    out = out.transpose(1, 0, 2).reshape(n, d) if merge else out.reshape(n, d)
+    return out @ W_o
+
+
+# ------------------------------------------------------------------------------------------------ block, mlp
+
+def mlp_no_gelu(u, W_1, W_2):  # (n, d) -> (n, d)
+    return u @ W_1 @ W_2
+
+
+def block_variant(x, params, n_heads=1, use_attention=True, *, post_ln=False, residual=(True, True),
+                  from_normed=(False, False), ignore_flag=False, affine=True, pass_heads=True, mlp=mlp,
+                  attention=attention):
+    """The block with one thing changed: post-LN, a residual missing or taken from the normalised stream,
+    use_attention ignored, gamma/beta not passed on, n_heads not passed on, or another mlp or attention."""
+    p = params
+
+    def norm(v, which):
+        return layernorm(v, p.get(f"gamma_{which}"), p.get(f"beta_{which}")) if affine else layernorm(v)
+
+    def attend(v):
+        return attention(v, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads if pass_heads else 1)
+
+    if post_ln:  # the 2017 layout: h = LN(x + attention(x)), y = LN(h + mlp(h))
+        h = norm(x + attend(x), 1) if use_attention else x
+        return norm(h + mlp(h, p["W_1"], p["W_2"]), 2)
+    h = x
+    if use_attention or ignore_flag:
+        u = norm(x, 1)
+        h = (u if from_normed[0] else x) * residual[0] + attend(u)
+    u = norm(h, 2)
+    return (u if from_normed[1] else h) * residual[1] + mlp(u, p["W_1"], p["W_2"])
+
+
+def blocks(**change):
+    return partial(block_variant, **change)
+
+
+# ------------------------------------------------------------------------------------------------ parameter counts
+
+def count_variant(d_model, n_heads, n_kv_heads=None, d_ff=None, style="gpt2", *, attention_bias=True, mlp_bias=True,
+                  ln_beta=True, kv_heads=True, gpt2_d_ff="4d", llama_round=round):
+    """Parameter counts with one thing changed: biases forgotten, LayerNorm's beta forgotten, n_kv_heads
+    ignored, GPT-2's default d_ff taken from Llama's rule, or Llama's width rounded another way."""
+    if style not in ("gpt2", "llama"):
+        raise ValueError(f"unknown style {style!r}")
+    d = d_model
+    if style == "gpt2":
+        if d_ff is None:
+            d_ff = 4 * d if gpt2_d_ff == "4d" else swiglu_width(d)
+        attention_count = 4 * d * d + 4 * d * attention_bias
+        mlp_count = 2 * d * d_ff + (d_ff + d) * mlp_bias
+        norm = 4 * d if ln_beta else 2 * d
+    else:
+        n_kv = n_heads if n_kv_heads is None or not kv_heads else n_kv_heads
+        if d_ff is None:
+            d_ff = int(llama_round(8 * d / 3 / 256)) * 256 if d >= 256 else 8 * d // 3
+        attention_count = 2 * d * d + 2 * d * n_kv * (d // n_heads)
+        mlp_count = 3 * d * d_ff
+        norm = 2 * d
+    return {"attention": attention_count, "mlp": mlp_count, "norm": norm, "total": attention_count + mlp_count + norm}
+
+
+def counts(**change):
+    return partial(count_variant, **change)
+
+
+# ------------------------------------------------------------------------------------------------ the catalogue
+
+_NOMAX = partial(softmax_variant, stable=False)
+
+MISTAKES = [
+    # LayerNorm
+    mistake("layernorm.ddof1", "this matches LayerNorm with the sample variance (ddof=1, dividing by d - 1): use the "
+            "population variance, np.var's default ddof=0",
+            layernorm=partial(ln_variant, ddof=1)),
+    mistake("layernorm.eps_outside", "this matches LayerNorm with eps outside the square root, (x - mean) / (std + eps): "
+            "put it inside, (x - mean) / sqrt(var + eps)",
+            layernorm=partial(ln_variant, eps_at="outside")),
+    mistake("layernorm.no_eps", "this matches LayerNorm without eps, (x - mean) / sqrt(var): add eps inside the square "
+            "root, sqrt(var + eps), which also keeps a constant row finite",
+            layernorm=partial(ln_variant, eps_at="none")),
+    mistake("layernorm.axis", "this matches LayerNorm over the wrong axis (across the tokens, or the whole array): "
+            "normalise each row on its own, mean and var with axis=-1, keepdims=True",
+            layernorm=[partial(ln_variant, axis=0), partial(ln_variant, axis=-2), partial(ln_variant, axis=None)]),
+    mistake("layernorm.no_affine", "this matches LayerNorm that ignores gamma and beta: return gamma * normalised + beta",
+            layernorm=partial(ln_variant, affine=False)),
+    mistake("layernorm.no_mean", "this matches LayerNorm that does not subtract the mean: use (x - mean) / sqrt(var + eps)",
+            layernorm=partial(ln_variant, center=False)),
+    # GELU
+    mistake("gelu.erf", "this matches the exact GELU with erf, x * Phi(x): this course uses GPT-2's tanh form, "
+            "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
+            gelu=gelu_erf),
+    mistake("gelu.sigmoid", "this matches the sigmoid approximation x * sigmoid(1.702 x): use the tanh form, "
+            "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
+            gelu=gelu_sigmoid),
+    mistake("gelu.constant", "this matches the tanh GELU with a wrong constant: the cubic coefficient is 0.044715 and "
+            "the factor is sqrt(2 / pi), about 0.7979",
+            gelu=[partial(gelu_tanh, **c) for c in WRONG_CONSTANTS]),
+    mistake("gelu.rounded", "this matches the tanh GELU with the course text's rounded constants (0.798, 0.0447): "
+            "use math.sqrt(2 / math.pi) and 0.044715",
+            gelu=[partial(gelu_tanh, c=0.0447, k=0.798), partial(gelu_tanh, c=0.0447), partial(gelu_tanh, k=0.798)]),
+    mistake("gelu.relu", "this matches ReLU, max(x, 0): GELU lets small negative values through, "
+            "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
+            gelu=gelu_relu),
+    # softmax and attention
+    mistake("softmax.no_max", "this matches softmax without subtracting the max first: exp overflows to inf for large "
+            "scores; use e = np.exp(s - s.max(axis=axis, keepdims=True))",
+            softmax=_NOMAX, attention=partial(attention_variant, softmax=_NOMAX)),
+    mistake("softmax.axis", "this matches a softmax along the wrong axis: take the max and the sum along the axis you "
+            "are given (in attention, the keys: the last axis), with keepdims=True",
+            softmax=[partial(softmax_variant, fixed_axis=-1), partial(softmax_variant, fixed_axis=0)],
+            attention=[partial(attention_variant, softmax_axis=-2), partial(attention_variant, softmax_axis=0)]),
+    mistake("attention.mask_diagonal", "this matches a causal mask that also hides the diagonal (np.triu(..., k=0) or "
+            "np.tril(..., k=-1)): token i must see tokens 0..i, itself included",
+            attention=[partial(attention_variant, hide=0), partial(attention_variant, hide=0, fill=-1e9)]),
+    mistake("attention.mask_leak", "this matches a causal mask that lets each token see the next one (np.triu(..., k=2)):"
+            " hide every j > i",
+            attention=partial(attention_variant, hide=2)),
+    mistake("attention.no_mask", "this matches attention without the causal mask: with causal=True, set scores[i, j] "
+            "to -inf for j > i before the softmax",
+            attention=partial(attention_variant, hide=None)),
+    mistake("attention.mask_zero", "this matches masking with 0 instead of -inf (masked scores set to 0, or the weights "
+            "multiplied by the mask after the softmax): set the future scores to -inf before the softmax",
+            attention=[partial(attention_variant, fill=0.0), partial(attention_variant, mask_after=True)]),
+    mistake("attention.scale_d_model", "this matches scores divided by sqrt(d_model): divide by sqrt(d_head), "
+            "d_head = d_model // n_heads",
+            attention=partial(attention_variant, scale="model")),
+    mistake("attention.no_scale", "this matches scores that are not scaled: divide q @ k.T by sqrt(d_head)",
+            attention=partial(attention_variant, scale="none")),
+    mistake("attention.head_split", "this matches heads split (or merged) with a bare reshape(n_heads, n, d_head): "
+            "reshape to (n, n_heads, d_head) and transpose to (n_heads, n, d_head), or slice consecutive column blocks",
+            attention=[partial(attention_variant, split=False, merge=False), partial(attention_variant, split=False),
+                       partial(attention_variant, merge=False)]),
+    # block and mlp
+    mistake("block.post_ln", "this matches a post-LN block, layernorm(x + attention(x)): GPT-2 is pre-LN, "
+            "h = x + attention(layernorm(x)), y = h + mlp(layernorm(h))",
+            block=blocks(post_ln=True)),
+    mistake("block.no_residual_attention", "this matches a block without the first residual, h = attention(layernorm(x)):"
+            " add the attention output to the stream, h = x + attention(layernorm(x))",
+            block=blocks(residual=(False, True))),
+    mistake("block.no_residual_mlp", "this matches a block without the second residual, y = mlp(layernorm(h)): add the "
+            "MLP output to the stream, y = h + mlp(layernorm(h))",
+            block=blocks(residual=(True, False))),
+    mistake("block.residual_from_normalised", "this matches a residual added to the normalised copy, layernorm(x) + "
+            "attention(layernorm(x)): add each branch to the un-normalised stream, h = x + ..., y = h + ...",
+            block=[blocks(from_normed=(True, True)), blocks(from_normed=(True, False)),
+                   blocks(from_normed=(False, True))]),
+    mistake("block.ignores_use_attention", "this matches a block that ignores use_attention: with "
+            "use_attention=False skip the attention branch, h = x",
+            block=blocks(ignore_flag=True)),
+    mistake("block.no_gamma_beta", "this matches a block that does not pass gamma_1, beta_1, gamma_2, beta_2 on to "
+            "layernorm: use params.get('gamma_1') and the others",
+            block=blocks(affine=False)),
+    mistake("block.no_n_heads", "this matches a block that does not pass n_heads on to attention: call "
+            "attention(u, W_q, W_k, W_v, W_o, n_heads)",
+            block=blocks(pass_heads=False)),
+    mistake("mlp.no_gelu", "this matches an MLP without GELU, u @ W_1 @ W_2: apply gelu between the two products",
+            mlp=mlp_no_gelu, block=blocks(mlp=mlp_no_gelu)),
+    # parameter counts
+    mistake("params.no_bias", "this matches GPT-2 counts without the linear layers' biases: count a bias of d for each "
+            "of W_q, W_k, W_v, W_o, one of d_ff for W_1 and one of d for W_2",
+            count_params=[counts(attention_bias=False, mlp_bias=False), counts(attention_bias=False),
+                          counts(mlp_bias=False)]),
+    mistake("params.no_beta", "this matches GPT-2 counts without LayerNorm's beta: each of the two LayerNorms has gamma "
+            "and beta, d each (norm = 4d)",
+            count_params=counts(ln_beta=False)),
+    mistake("params.n_kv_heads", "this matches Llama counts that ignore n_kv_heads: W_k and W_v have n_kv_heads * d_head "
+            "columns each (attention = 2d² + 2·d·n_kv_heads·d_head)",
+            count_params=counts(kv_heads=False)),
+    mistake("params.gpt2_d_ff", "this matches GPT-2 counts with Llama's default d_ff: GPT-2's default is d_ff = 4 * d_model",
+            count_params=counts(gpt2_d_ff="llama")),
+    mistake("params.rounding", "this matches Llama's default d_ff rounded another way: use Python's round, "
+            "round(8 * d / 3 / 256) * 256 (24.5 rounds to 24)",
+            count_params=[counts(llama_round=lambda v: math.floor(v + 0.5)), counts(llama_round=math.floor),
+                          counts(llama_round=math.ceil)]),
+]

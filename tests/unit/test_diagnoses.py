@@ -1,0 +1,101 @@
+"""The course's catalogue of known mistakes (solutions/mistakes.py) on the real suites: every mistake, written
+into a copy of the reference as a student would write it, is named, and named alone; a correct submission is
+never diagnosed; a student's copy of the course (no solutions) names them from tests/public/mistakes.json."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT
+from mutants import MUTANTS, write_mutant
+
+from grader.mistakes import import_course_module
+
+CATALOGUE = import_course_module(PROJECT / "solutions" / "mistakes.py", [PROJECT / "solutions"]).MISTAKES
+
+
+def grade(*args, cwd=PROJECT):
+    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[str, dict]:
+    """Every mutant, the reference and a correct example, autograded."""
+    tmp = tmp_path_factory.mktemp("mutants")
+    for mistake in MUTANTS:
+        write_mutant(PROJECT / "solutions", tmp / "subs" / mistake, mistake)
+    shutil.copytree(PROJECT / "solutions", tmp / "subs" / "reference", ignore=shutil.ignore_patterns("mistakes.py"))
+    shutil.copytree(PROJECT / "examples" / "submissions" / "ada_correct", tmp / "subs" / "ada_correct")
+    code, output = grade("autograde", tmp / "subs", "--out", tmp / "out", "--jobs", 2)
+    assert code == 0, output
+    return {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
+
+
+def test_every_mistake_of_the_catalogue_has_a_mutant_and_the_issues_list_is_covered():
+    ids = {m.id for m in CATALOGUE}
+    assert ids == set(MUTANTS)
+    issue_list = {"layernorm.ddof1", "layernorm.eps_outside", "layernorm.no_eps", "layernorm.axis",
+                  "layernorm.no_affine", "gelu.erf", "gelu.sigmoid", "gelu.constant", "softmax.no_max", "softmax.axis",
+                  "attention.mask_diagonal", "attention.mask_leak", "attention.no_mask", "attention.mask_zero",
+                  "attention.scale_d_model", "attention.head_split", "block.post_ln", "block.no_residual_attention",
+                  "block.no_residual_mlp", "block.residual_from_normalised", "block.ignores_use_attention",
+                  "params.no_bias", "params.no_beta", "params.n_kv_heads"}
+    assert issue_list <= ids
+
+
+@pytest.mark.parametrize("mistake", sorted(MUTANTS))
+def test_each_mistake_is_named_and_no_other(graded, mistake):
+    failed = [t for t in graded[mistake]["tests"] if t["status"] != "passed"]
+    assert failed, f"{mistake}: no test fails"
+    assert {t.get("diagnosis") for t in failed} - {None} == {mistake}
+    message = next(m.message for m in CATALOGUE if m.id == mistake)
+    named = [t for t in failed if t.get("diagnosis") == mistake]
+    assert all(t["output"].splitlines()[1] == f"diagnosis: {message}" for t in named)
+
+
+def test_correct_submissions_are_never_diagnosed(graded):
+    for name in ("reference", "ada_correct"):
+        assert graded[name]["score"] == graded[name]["max_score"]
+        assert not any("diagnosis" in t for t in graded[name]["tests"])
+
+
+def test_messages_are_one_line_naming_the_mistake_then_the_fix():
+    for m in CATALOGUE:
+        assert "\n" not in m.message and m.message.startswith("this matches ") and ": " in m.message, m.id
+        assert len(m.message) < 220, m.id
+
+
+def test_the_stored_outputs_are_up_to_date():
+    code, output = grade("precompute", "--check")
+    assert code == 0, output
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    """A student's copy of the course: course.json, exercises/ and tests/public/ only."""
+    root = tmp_path_factory.mktemp("release")
+    shutil.copytree(PROJECT / "exercises", root / "exercises")
+    shutil.copytree(PROJECT / "tests" / "public", root / "tests" / "public",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = json.loads((PROJECT / "course.json").read_text())
+    del manifest["solutions"]
+    for problem in manifest["problems"]:
+        del problem["hidden"]
+    (root / "course.json").write_text(json.dumps(manifest))
+    return root
+
+
+@pytest.mark.parametrize("mistake", ["layernorm.ddof1", "gelu.erf", "attention.no_mask", "block.post_ln",
+                                     "params.no_bias"])
+def test_a_students_copy_names_the_mistake_from_the_stored_outputs(release, tmp_path, mistake):
+    folder = write_mutant(PROJECT / "solutions", tmp_path / "me", mistake)
+    code, output = grade("check", "--path", folder, cwd=release)
+    assert code == 1
+    message = next(m.message for m in CATALOGUE if m.id == mistake)
+    assert f"\n    diagnosis: {message}\n" in output

@@ -1,0 +1,179 @@
+"""The catalogue of known mistakes, generically: a diagnosis is shown only for the unique match, never for a
+correct submission, from the variants (instructors) or from precomputed outputs (a student's copy)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import GOOD, write_tree
+
+from grader.compare import Diagnosis, same_array
+from grader.mistakes import Catalogue, Recorder, call_key, import_course_module, mistake, unique_match
+
+SUITE = '''
+import numpy as np
+import pytest
+from grader.compare import assert_close
+
+@pytest.mark.points(1)
+def test_double_small(student, mistakes):
+    """double of a small vector"""
+    x = np.arange(1.0, 4.0)
+    assert_close(student.double(x), 2 * x, what="double of [1, 2, 3]", diagnose=mistakes.double(x))
+'''
+HIDDEN = SUITE.replace("test_double_small", "test_double_secret").replace("np.arange(1.0, 4.0)", "np.array([1234.5, -7.25])") \
+    .replace("double of [1, 2, 3]", "double of a hidden vector")
+CATALOGUE = '''
+from grader.mistakes import mistake
+
+MISTAKES = [
+    mistake("double.triple", "this matches 3 * x: multiply by 2", double=lambda x: 3 * x),
+    mistake("double.square", "this matches x ** 2: multiply by 2", double=lambda x: x ** 2),
+    mistake("double.four_a", "this matches 4 * x", double=lambda x: 4 * x),
+    mistake("double.four_b", "this also matches 4 * x", double=[lambda x: x + 3 * x, lambda x: 1 / 0]),
+]
+'''
+
+
+def student(body: str) -> dict[str, str]:
+    return {"mathy.py": f"import numpy as np\n\ndef double(x):\n    return {body}\n\ndef twice(n):\n    return 2 * n\n"}
+
+
+@pytest.fixture
+def course_with_mistakes(mini_course: Path) -> Path:
+    """The mini course with a catalogue of four mistakes (two of which give the same output) and its data."""
+    root = mini_course.parent
+    (root / "tests" / "public" / "test_mathy.py").write_text(SUITE)
+    (root / "tests" / "hidden" / "test_mathy.py").write_text(HIDDEN)
+    (root / "solutions" / "mistakes.py").write_text(CATALOGUE)
+    data = json.loads(mini_course.read_text())
+    data["feedback"] = {"mistakes": "solutions/mistakes.py", "mistakes_data": "tests/public/mistakes.json"}
+    data["problems"][0]["points"] = 2
+    mini_course.write_text(json.dumps(data))
+    return mini_course
+
+
+def grade(*args, cwd=None):
+    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def autograde(course: Path, submissions: dict[str, dict], tmp_path: Path) -> dict[str, dict]:
+    subs = tmp_path / "subs"
+    for name, files in submissions.items():
+        write_tree(subs / name, files)
+    code, output = grade("autograde", subs, "--out", tmp_path / "out", "--course", course, "--jobs", 1)
+    assert code == 0, output
+    return {name: {t["name"]: t for t in json.loads((tmp_path / "out" / f"{name}.json").read_text())["tests"]}
+            for name in submissions}
+
+
+def test_the_unique_match_is_named_in_public_and_hidden_tests_and_the_score_file(course_with_mistakes, tmp_path):
+    docs = autograde(course_with_mistakes, {"tripler": student("3 * x"), "good": GOOD,
+                                            "quadrupler": student("4 * x"), "other": student("x - 1")}, tmp_path)
+    for name in ("test_double_small", "test_double_secret"):
+        test = docs["tripler"][name]
+        assert test["diagnosis"] == "double.triple"
+        assert test["output"].splitlines()[1] == "diagnosis: this matches 3 * x: multiply by 2"
+    assert "1234.5" not in docs["tripler"]["test_double_secret"]["output"]      # hidden: still no values
+    assert "yours" in docs["tripler"]["test_double_small"]["output"]             # public: the numbers follow
+    for name in ("good", "quadrupler", "other"):                                 # correct; two matches; none
+        assert not any("diagnosis" in t or "diagnosis:" in t["output"] for t in docs[name].values()), name
+
+
+def test_a_students_copy_without_solutions_diagnoses_from_the_precomputed_outputs(course_with_mistakes, tmp_path):
+    code, output = grade("precompute", "--course", course_with_mistakes)
+    assert code == 0, output
+    data_file = course_with_mistakes.parent / "tests" / "public" / "mistakes.json"
+    assert json.loads(data_file.read_text())["messages"]["double.triple"] == "this matches 3 * x: multiply by 2"
+    code, output = grade("precompute", "--check", "--course", course_with_mistakes)
+    assert code == 0, output
+    release = tmp_path / "release"
+    shutil.copytree(course_with_mistakes.parent, release, ignore=shutil.ignore_patterns("solutions", "hidden"))
+    manifest = json.loads((release / "course.json").read_text())
+    del manifest["solutions"], manifest["problems"][0]["hidden"]
+    (release / "course.json").write_text(json.dumps(manifest))
+    code, output = grade("check", "--course", release / "course.json", "--path", write_tree(tmp_path / "me", student("3 * x")))
+    assert code == 1
+    assert "diagnosis: this matches 3 * x: multiply by 2" in output
+
+
+def test_precompute_check_fails_when_the_data_is_out_of_date(course_with_mistakes):
+    grade("precompute", "--course", course_with_mistakes)
+    suite = course_with_mistakes.parent / "tests" / "public" / "test_mathy.py"
+    suite.write_text(SUITE.replace("np.arange(1.0, 4.0)", "np.arange(1.0, 5.0)"))
+    code, output = grade("precompute", "--check", "--course", course_with_mistakes)
+    assert code == 1 and "mistakes.json: out of date (run `grade precompute`)" in output
+
+
+def test_unique_match_needs_exactly_one_mistake_that_the_expected_value_does_not_also_match():
+    same = same_array
+    messages = {"a": "A", "b": "B", "c": "C"}
+    got, expected = np.array([3.0]), [np.array([2.0])]
+    assert unique_match({"a": [np.array([3.0])], "b": [np.array([9.0])]}, messages, got, expected, same) \
+        == Diagnosis("a", "A")
+    assert unique_match({"a": [np.array([3.0])], "b": [np.array([9.0]), np.array([3.0])]}, messages, got,
+                        expected, same) is None                              # two mistakes match
+    assert unique_match({"a": [np.array([2.0])]}, messages, np.array([2.0]), expected, same) is None
+    assert unique_match({"a": [{"total": 1}]}, messages, got, expected, same) is None   # a dict is no match
+
+
+def test_call_key_tells_calls_apart_by_values_dtype_shape_and_keywords():
+    x = np.arange(6.0).reshape(2, 3)
+    key = call_key("layernorm", (x,), {})
+    assert key == call_key("layernorm", (x.copy(),), {})
+    assert len({key, call_key("layernorm", (x.astype(np.float32),), {}), call_key("layernorm", (x.reshape(3, 2),), {}),
+                call_key("layernorm", (x,), {"eps": 0.1}), call_key("gelu", (x,), {}),
+                call_key("layernorm", (x + 1e-12,), {})}) == 6
+    assert call_key("f", (np.float64(0.5), {"b": 1, "a": [2]}), {}) == call_key("f", (0.5, {"a": [2], "b": 1}), {})
+
+
+def test_catalogue_uses_stored_outputs_first_and_runs_variants_only_once_per_call(tmp_path):
+    module = tmp_path / "cat" / "mistakes.py"
+    write_tree(module.parent, {"mistakes.py": "from grader.mistakes import mistake\nRUNS = []\n"
+                               "MISTAKES = [mistake('f.plus', 'this matches x + 1', f=lambda x: (RUNS.append(1), x + 1)[1])]\n"})
+    data = tmp_path / "data.json"
+    stored = np.array([7.0])
+    data.write_text(json.dumps({"messages": {"f.seven": "this matches seven"},
+                                "calls": {call_key("f", (stored,), {}): {"f.seven": [{"array": [7.0]}]}}}))
+    catalogue = Catalogue(data, module)
+    assert catalogue.f(stored)(np.array([7.0]), [np.array([1.0])], same_array) == Diagnosis("f.seven", "this matches seven")
+    x = np.array([1.0])
+    for _ in range(3):
+        assert catalogue.f(x)(np.array([2.0]), [np.array([5.0])], same_array) == Diagnosis("f.plus", "this matches x + 1")
+    assert import_course_module(module).RUNS == [1]
+
+
+def test_recorder_notes_calls_and_diagnoses_nothing():
+    recorder = Recorder()
+    diagnose = recorder.layernorm(np.ones(3), eps=0.1)
+    assert diagnose(np.ones(3), [np.zeros(3)], same_array) is None
+    assert [(f, kw) for f, _, kw in recorder.calls.values()] == [("layernorm", {"eps": 0.1})]
+
+
+def test_import_course_module_imports_a_suite_module_from_its_package_root(tmp_path):
+    write_tree(tmp_path / "tests" / "pub", {"__init__.py": "", "data.py": "X = 3\n", "trace.py": "from pub.data import X\n"})
+    assert import_course_module(tmp_path / "tests" / "pub" / "trace.py").X == 3
+    assert str(tmp_path / "tests") not in sys.path
+
+
+def test_mistake_takes_one_variant_or_several():
+    one = mistake("m.one", "msg", f=abs)
+    several = mistake("m.two", "msg", f=[abs, round], g=abs)
+    assert one.variants == {"f": [abs]} and several.variants == {"f": [abs, round], "g": [abs]}
+
+
+def test_released_hidden_details_show_the_numbers_of_hidden_tests_too(course_with_mistakes, tmp_path):
+    data = json.loads(course_with_mistakes.read_text())
+    data["release_hidden_details"] = True
+    course_with_mistakes.write_text(json.dumps(data))
+    docs = autograde(course_with_mistakes, {"tripler": student("3 * x")}, tmp_path)
+    output = docs["tripler"]["test_double_secret"]["output"]
+    assert output.splitlines()[1] == "diagnosis: this matches 3 * x: multiply by 2"
+    assert "first difference at [0]: yours 3703.5, expected 2469" in output
