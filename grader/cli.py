@@ -134,7 +134,7 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor
     if not job_list:
         raise GradeError(f"{submissions}: no student folders in it")
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob(".*.json.*.tmp"):         # left by a batch killed mid-write
+    for stale in out_dir.glob(".score-*.tmp"):          # left by a batch killed mid-write
         stale.unlink()
     work = out_dir / ".grading"                          # private copies: nothing written outside --out
     shutil.rmtree(work, ignore_errors=True)
@@ -153,9 +153,9 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor
         doc = scoring.score(course, graded, hidden=True)
         try:
             report.write_score(doc, out_dir / f"{graded.job.student}.json")
-        except (GradeError, OSError) as exc:
+        except Exception as exc:                         # one bad submission never stops the batch
             failures.append(graded.job.student)
-            err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
+            err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
             return
         docs.append(doc)
         if html:

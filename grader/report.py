@@ -55,12 +55,15 @@ def write_atomic(path: Path, text: str) -> None:
     Temporary file in the same folder, flush, fsync, ``os.replace``, then fsync the folder.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".score-", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)                   # as an ordinary file would be, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -114,6 +117,7 @@ def problem_table(doc: dict, console) -> None:
 def summary_table(docs: Iterable[dict], console, title: str) -> None:
     """Print the class summary: one row per student, one column per problem."""
     from rich.table import Table
+    from rich.text import Text
 
     docs = list(docs)
     names = [p["name"] for p in docs[0]["problems"]] if docs else []
@@ -126,7 +130,7 @@ def summary_table(docs: Iterable[dict], console, title: str) -> None:
         by_name = {p["name"]: p for p in doc["problems"]}
         cells = [f"{_fmt(by_name[n]['score'])}/{_fmt(by_name[n]['max_score'])}" if n in by_name else "-"
                  for n in names]
-        table.add_row(doc["student"], *cells, f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}")
+        table.add_row(Text(doc["student"]), *cells, f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}")
     console.print(table)
 
 

@@ -285,6 +285,8 @@ class GradingPlugin:
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message
+        except Exception as exc:                         # never let one submission stop the batch
+            error = f"the grader failed on this submission: {type(exc).__name__}: {exc}"
         finally:
             self._student = None
         results = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import secrets
 import shutil
 import signal
 import subprocess
@@ -77,11 +78,12 @@ def _runtime_paths() -> list[Path]:
 
 def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, inside: str = "/submission") -> list[str]:
     """The bubblewrap command line: a mount namespace holding only /usr, the Python runtime, numpy, the
-    worker script (read-only) and ``copy`` (the submission's private copy, or the spool of private
-    copies, at ``inside``); new pid, net, ipc and uts namespaces; a private size-capped /tmp; killed
-    with its parent."""
+    worker script and ``copy`` (the submission's private copy, or the spool of private copies, at
+    ``inside``), all read-only; new pid, net, ipc and uts namespaces; a private size-capped /tmp, the
+    only place it can write; killed with its parent."""
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-           "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+           "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+           "--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]   # before a runtime in /tmp
     for name in ("bin", "lib", "lib64", "sbin"):
         if os.path.islink(f"/{name}"):
             cmd += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
@@ -92,9 +94,8 @@ def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, inside: str = 
                 cmd += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         cmd += ["--ro-bind", str(path), str(path)]
-    cmd += ["--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py", "--bind", str(copy), inside,
-            "--chdir", inside, "--proc", "/proc", "--dev", "/dev",
-            "--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    cmd += ["--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py", "--ro-bind", str(copy), inside,
+            "--chdir", inside, "--proc", "/proc", "--dev", "/dev"]
     if drop_uid:                  # root: keep only what the worker needs to drop to `nobody` itself
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:                         # not root: a user namespace maps us in
@@ -149,7 +150,12 @@ def private_copy(submission: Path, into: Path) -> Path:
             if count > MAX_SUBMISSION_FILES or size > MAX_SUBMISSION_BYTES:
                 raise StudentError("too_large", f"the submission has more than {MAX_SUBMISSION_FILES} files "
                                                 f"or {MAX_SUBMISSION_BYTES >> 20} MiB")
-            shutil.copyfile(src, target / rel / name)
+            try:
+                shutil.copyfile(src, target / rel / name)
+            except OSError as err:
+                raise StudentError("unreadable", f"could not read {rel / name}: {err.strerror}") from None
+            (target / rel / name).chmod(0o644)           # readable by the sandbox's unprivileged user
+        (target / rel).chmod(0o755)
     return target
 
 
@@ -262,8 +268,14 @@ class Zygote:
             return self._exits.pop(pid, None)
 
     def kill(self) -> None:
-        """Kill every worker and everything they started; wait until they are gone."""
-        self._ask({"op": "kill"})
+        """Kill every worker and everything they started; wait until they are gone.
+
+        :raises RuntimeError: something survived (or the zygote is gone); the zygote is then closed,
+            which ends its whole sandbox, and must be replaced.
+        """
+        if not self._ask({"op": "kill"}).get("clean"):
+            self.close()
+            raise RuntimeError("a worker survived the kill; the sandbox was torn down")
 
     def close(self) -> None:
         try:
@@ -326,9 +338,6 @@ class Worker:
             self._tmp.chmod(0o755)
         try:
             self.root = private_copy(Path(submission), self._tmp)
-            if self._drop_uid:           # the student's code may write in its own (private) folder
-                for path in [self.root, *self.root.rglob("*")]:
-                    os.chown(path, DROP_UID, DROP_UID, follow_symlinks=False)
         except BaseException:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise
@@ -427,7 +436,7 @@ class Worker:
             streams = [proc.stdin, proc.stdout]
         else:
             return
-        for stream in streams:
+        for stream in streams[:1]:                       # the reader thread owns the other one
             try:
                 stream.close()
             except (OSError, AttributeError):
@@ -477,7 +486,8 @@ class Worker:
         if not self._running:
             self._start()
         offset = self._log_path.stat().st_size
-        request = {"op": "call", "module": module, "function": function, "args": list(args),
+        nonce = secrets.token_hex(8)       # a reply must echo it: nothing answers a call in advance
+        request = {"op": "call", "id": nonce, "module": module, "function": function, "args": list(args),
                    "kwargs": dict(kwargs), "return_inputs": return_inputs}
         started = time.monotonic()
         try:
@@ -486,6 +496,8 @@ class Worker:
             self._kill()
             raise StudentError("timeout", f"timed out after {timeout:g} s in {function}") from None
         seconds = time.monotonic() - started
+        if status == "ok" and not _well_formed(payload, nonce, return_inputs):
+            status, payload = "garbled", "a reply of the wrong form or out of turn"
         if status != "ok":
             code = self._exit_code(timeout=1) if status == "eof" else None
             self._kill()
@@ -501,6 +513,21 @@ class Worker:
         shutil.rmtree(self._tmp, ignore_errors=True)
         if self._zygote is not None:
             self._log_path.unlink(missing_ok=True)
+
+
+KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large"}
+
+
+def _well_formed(reply: Any, nonce: str, return_inputs: bool) -> bool:
+    """A reply the worker's own code would send for this request (a student could write others)."""
+    if type(reply) is not dict or reply.get("id") != nonce or type(reply.get("ok")) is not bool:
+        return False
+    if reply["ok"]:
+        inputs = reply.get("inputs")
+        return "value" in reply and (not return_inputs or (type(inputs) is list and len(inputs) == 2
+                                                            and type(inputs[0]) is list and type(inputs[1]) is dict))
+    return (reply.get("kind") in KINDS and type(reply.get("error")) is str
+            and type(reply.get("traceback", "")) is str)
 
 
 def _death(function: str, code: int | None, garbled: str | None) -> str:

@@ -20,8 +20,11 @@ def points(x: float) -> float:
     return round(x + 0.0, 6)
 
 
+HASHED_BYTES = 8 << 20       # of each file; a larger one is hashed by its first 8 MiB and its size
+
+
 def submission_sha256(folder: Path) -> str:
-    """sha256 over the submission's regular files (relative path and content), in sorted order."""
+    """sha256 over the submission's regular files (relative path, size, content), in sorted order."""
     digest = hashlib.sha256()
     for root, dirs, files in sorted(os.walk(folder)):
         dirs.sort()
@@ -30,8 +33,18 @@ def submission_sha256(folder: Path) -> str:
             path = Path(root) / name
             if path.is_symlink() or not path.is_file():
                 continue
-            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+            digest.update(os.fsencode(path.relative_to(folder)) + b"\0" + str(path.stat().st_size).encode())
+            try:
+                with open(path, "rb") as f:
+                    digest.update(f.read(HASHED_BYTES))
+            except OSError:
+                digest.update(b"unreadable")
     return digest.hexdigest()
+
+
+def _text(value: str) -> str:
+    """Text safe for a JSON file in UTF-8: a student's lone surrogates become U+FFFD."""
+    return value.encode("utf-8", "replace").decode("utf-8")
 
 
 def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime | None = None) -> dict:
@@ -54,7 +67,7 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
                          "passed": sum(r.status == "passed" for r in mine)})
         for r in mine:
             entry = {"name": r.name, "problem": r.problem, "score": points(r.points if r.status == "passed" else 0),
-                     "max_score": points(r.points), "status": r.status, "output": r.output,
+                     "max_score": points(r.points), "status": r.status, "output": _text(r.output),
                      "visibility": r.visibility}
             if r.kind:
                 entry["kind"] = r.kind
@@ -62,7 +75,7 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
                 entry["diagnosis"] = r.feedback["diagnosis"]
             tests.append(entry)
     doc = {
-        "student": graded.job.student,
+        "student": _text(graded.job.student),
         "assignment": course.assignment,
         "score": points(sum(p["score"] for p in problems)),
         "max_score": points(sum(p["max_score"] for p in problems)),
@@ -76,5 +89,5 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
         "sandbox": graded.sandbox,
     }
     if graded.error:
-        doc["error"] = graded.error
+        doc["error"] = _text(graded.error)
     return doc

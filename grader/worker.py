@@ -27,8 +27,9 @@ from io import BytesIO
 
 import numpy as np
 
-MAX_FRAME = 64 << 20          # bytes in one frame (one array or the JSON document)
-MAX_ARRAYS = 64               # arrays in one message
+MAX_FRAME = 16 << 20          # bytes in one frame (one array or the JSON document)
+MAX_MESSAGE = 32 << 20        # bytes in one message, all frames together
+MAX_ARRAYS = 16               # arrays in one message
 MAX_ITEMS = 10_000            # list items and dict keys in one message
 MAX_DEPTH = 16                # nesting of lists and dicts
 SEED = 0                      # random and np.random are seeded with this before every call
@@ -63,10 +64,12 @@ def read_message(stream):
     """Read one message; raise EOFError when the stream ends, WireError when it breaks the caps."""
     frames = []
     count = None
+    total = 0
     while count is None or len(frames) < count:
         (size,) = _HEADER.unpack(read_exact(stream, _HEADER.size))
-        if size > MAX_FRAME:
-            raise WireError("too_large", f"a frame of {size} bytes exceeds {MAX_FRAME}")
+        total += size
+        if size > MAX_FRAME or total > MAX_MESSAGE:
+            raise WireError("too_large", f"a frame of {size} bytes exceeds the limits")
         frames.append(read_exact(stream, size))
         if count is None:
             count = 1 + json.loads(frames[0])["arrays"]
@@ -241,11 +244,13 @@ def main(argv: list[str]) -> None:
             return
         try:
             reply = _call(request)
+            reply["id"] = request.get("id")
             frames = encode(reply)
         except WireError as exc:
-            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request['function']}() {exc}"})
+            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request['function']}() {exc}",
+                             "id": request.get("id")})
         except BaseException as exc:                   # a value whose walk ran student code and failed
-            frames = encode({"ok": False, "kind": "bad_type",
+            frames = encode({"ok": False, "kind": "bad_type", "id": request.get("id"),
                              "error": f"{request['function']}() returned a value that cannot be read: "
                                       f"{_describe(exc)}"})
         for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
@@ -259,16 +264,16 @@ def main(argv: list[str]) -> None:
 
 # ---------------------------------------------------------------- the zygote: warm workers by fork
 
-def _kill_all(in_pid_namespace: bool, children: set[int]) -> None:
+def _kill_all(in_pid_namespace: bool, children: set[int]) -> bool:
     """Kill every worker and everything they started; in a pid namespace that is every process but
-    its init and this one, so children that called setsid() go too."""
+    its init and this one, so children that called setsid() go too. False if some survive 5 s."""
     if not in_pid_namespace:
         for pid in children:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-        return
+        return True
     me = os.getpid()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -276,16 +281,17 @@ def _kill_all(in_pid_namespace: bool, children: set[int]) -> None:
         for name in os.listdir("/proc"):
             if name.isdigit() and int(name) not in (1, me):
                 try:
+                    os.kill(int(name), signal.SIGKILL)   # the whole thread group, zombie leader or not
                     with open(f"/proc/{name}/stat", "rb") as f:
-                        if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
-                            continue                     # a zombie: dead, waiting to be reaped
-                    os.kill(int(name), signal.SIGKILL)
-                    alive.append(name)
+                        zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+                    if not zombie or len(os.listdir(f"/proc/{name}/task")) > 1:
+                        alive.append(name)               # a zombie leader with live threads is alive
                 except (OSError, IndexError):
                     pass
         if not alive:
-            return
+            return True
         time.sleep(0.005)
+    return False
 
 
 def _child(ctrl, fds: list[int], request: dict) -> None:
@@ -346,8 +352,9 @@ def zygote(in_pid_namespace: bool) -> None:
         if ctrl not in ready:
             continue
         data, fds, _, _ = socket.recv_fds(ctrl, 1 << 16, 2)
-        if not data:
-            return                                       # the grader is gone
+        if not data:                                     # the grader is gone: take the workers along
+            _kill_all(in_pid_namespace, children)
+            return
         request = json.loads(data)
         if request["op"] == "spawn":
             pid = os.fork()
@@ -358,7 +365,7 @@ def zygote(in_pid_namespace: bool) -> None:
             children.add(pid)
             send({"op": "spawned", "pid": pid})
         elif request["op"] == "kill":
-            _kill_all(in_pid_namespace, children)
+            clean = _kill_all(in_pid_namespace, children)
             reap()
             if in_pid_namespace:                         # the sandbox's own /tmp: empty for the next one
                 for name in os.listdir("/tmp"):
@@ -370,7 +377,7 @@ def zygote(in_pid_namespace: bool) -> None:
                             os.unlink(path)
                         except OSError:
                             pass
-            send({"op": "killed"})
+            send({"op": "killed", "clean": clean})
 
 
 if __name__ == "__main__":

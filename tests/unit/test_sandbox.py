@@ -129,7 +129,8 @@ def test_huge_print_is_capped(submission, make_worker, limits):
 
 
 def test_submission_folder_is_left_as_it_was(submission, make_worker):
-    sub = submission({"mod.py": "import os\ndef f():\n    open('results.json', 'w').write('{}')\n    return 1\n"})
+    sub = submission({"mod.py": "def f():\n    try:\n        open('results.json', 'w').write('{}')\n"
+                                "    except OSError:\n        pass\n    return 1\n"})
     with make_worker(sub) as w:
         assert call(w, "f") == 1
     assert sorted(p.name for p in sub.iterdir()) == ["mod.py"]
@@ -341,3 +342,75 @@ def test_a_fresh_worker_per_submission_nothing_leaks_to_the_next(submission, mak
     with make_worker(honest) as w:
         sums, seen, hijacked, left = call(w, "f")
     assert (sums, seen, hijacked, left) == (3.0, False, False, False)   # ...and never into the next one
+
+
+def test_the_submission_folder_is_read_only_in_the_sandbox(submission, make_bwrap_worker):
+    """No disk filling through the private copy: at bwrap level only the 64 MiB /tmp is writable."""
+    sub = submission({"mod.py": """
+        import os, tempfile
+        def f():
+            wrote = []
+            for where in (".", os.path.dirname(os.path.abspath(__file__)), tempfile.gettempdir()):
+                try:
+                    with open(os.path.join(where, "big.bin"), "wb") as fh:
+                        fh.write(b"x" * 1024)
+                    wrote.append(where)
+                except OSError:
+                    pass
+            return wrote
+        """})
+    with make_bwrap_worker(sub) as w:
+        assert call(w, "f") == ["/tmp"]
+
+
+def test_a_reply_written_out_of_turn_is_not_taken(submission, make_worker):
+    """A frame forged on the reply channel cannot answer this call, let alone a later one."""
+    sub = submission({"mod.py": """
+        import json, os, struct
+        def f():
+            head = json.dumps({"arrays": 0, "body": {"$dict": {"ok": True, "value": 42, "id": "guess"}}}).encode()
+            frame = struct.pack(">Q", len(head)) + head
+            for fd in range(3, 12):
+                try:
+                    os.write(fd, frame * 3)
+                except OSError:
+                    pass
+            return 1
+        def g():
+            return 2
+        """})
+    with make_worker(sub) as w:
+        with pytest.raises(StudentError) as err:
+            call(w, "f")
+        assert err.value.kind == "crashed" and "out of turn" in err.value.message
+        assert call(w, "g") == 2
+
+
+def test_a_zombie_leader_with_a_live_thread_is_killed_too(submission, make_bwrap_worker):
+    """A process whose main thread exited (it shows as a zombie) while another thread runs must not
+    survive into the next submission."""
+    import platform
+    sys_exit = {"x86_64": 60, "aarch64": 93}.get(platform.machine())
+    if sys_exit is None:
+        pytest.skip("needs the raw exit syscall number of this architecture")
+    name = f"zb{os.getpid() % 100000}"
+    sub = submission({"mod.py": f"""
+        import ctypes, os, threading, time
+        def f():
+            if os.fork() == 0:
+                ctypes.CDLL(None).prctl(15, b"{name}", 0, 0, 0)
+                threading.Thread(target=time.sleep, args=(60,)).start()
+                ctypes.CDLL(None).syscall({sys_exit}, 0)     # only the main thread exits
+            return 1
+        """})
+    with make_bwrap_worker(sub) as w:
+        assert call(w, "f") == 1
+
+    def threads() -> list[str]:
+        out = subprocess.run(["ps", "-eLo", "comm="], capture_output=True, text=True).stdout
+        return [line for line in out.split() if line == name]
+
+    deadline = time.monotonic() + 5
+    while threads() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert threads() == []
