@@ -83,47 +83,73 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 
 
 @main.command()
-@click.argument("submissions", type=click.Path(path_type=Path))
+@click.argument("submissions", type=click.Path(path_type=Path), required=False)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the score files, <student>.json.")
 @click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64),
               help="Grader processes to run at once.")
+@click.option("--nbgrader", "nbgrader_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Grade an nbgrader course's submitted/<student>/<assignment>/ folders instead.")
+@click.option("--assignment", help="The nbgrader assignment to grade (with --nbgrader).")
 @course_option
-def autograde(submissions: Path, out_dir: Path, jobs: int, course_path: Path) -> None:
-    """Grade every student folder in SUBMISSIONS with the public and hidden suites.
+def autograde(submissions: Path | None, out_dir: Path, jobs: int, nbgrader_dir: Path | None,
+              assignment: str | None, course_path: Path) -> None:
+    """Grade every submission in SUBMISSIONS with the public and hidden suites.
 
     \b
-    Each folder's name is the student id; each gets OUT/<student>.json, written atomically.
-    A broken submission never stops the batch. Exits 0 when every submission got a score file.
-    Example:
+    SUBMISSIONS holds one entry per student, named after the student: a folder of modules, a .zip
+    (unpacked safely), a notebook or a single .py file (the functions in it are graded; nothing in a
+    notebook is run outside the sandbox). SUBMISSIONS may also be a single such file.
+    Each student gets OUT/<student>.json, written atomically; lateness comes from timestamp.txt and
+    course.json's due and late_policy. A broken submission never stops the batch.
+    Exits 0 when every submission got a score file.
+    Examples:
       grade autograde submissions/ --out scores/ --jobs 2
+      grade autograde --nbgrader nbgrader_course/ --assignment ps1 --out scores/
     """
-    from . import course as course_mod, report, runner, scoring
+    import tempfile
+
+    from . import collect, course as course_mod, late, report, runner, scoring
 
     course = course_mod.load(course_path)
-    if not submissions.is_dir():
-        raise GradeError(f"{submissions}: submissions folder not found")
-    job_list = [runner.Job(p.name, p) for p in sorted(submissions.iterdir())
-                if p.is_dir() and not p.name.startswith((".", "_"))]
-    if not job_list:
-        raise GradeError(f"{submissions}: no student folders in it")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if (submissions is None) == (nbgrader_dir is None) or (nbgrader_dir is None) != (assignment is None):
+        raise GradeError("give SUBMISSIONS, or --nbgrader COURSE_DIR with --assignment NAME")
     err = _console(stderr=True)
-    docs, failures = [], []
+    with tempfile.TemporaryDirectory(prefix="grade-collect-") as work:
+        if nbgrader_dir is not None:
+            subs, skipped = collect.from_nbgrader(course, nbgrader_dir, assignment, Path(work)), []
+        else:
+            subs, skipped = collect.from_path(course, submissions, Path(work))
+        for line in skipped:
+            err.print(line, markup=False)
+        by_student = {s.student: s for s in subs}
+        job_list = [runner.Job(s.student, s.folder) for s in subs]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        docs, failures = [], []
 
-    def on_result(graded) -> None:
-        doc = scoring.score(course, graded, hidden=True)
-        try:
-            report.write_score(doc, out_dir / f"{graded.job.student}.json")
-        except (GradeError, OSError) as exc:
-            failures.append(graded.job.student)
-            err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
-            return
-        docs.append(doc)
-        err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
-                  f"({graded.seconds:.1f} s)", markup=False)
+        def on_result(graded) -> None:
+            sub = by_student[graded.job.student]
+            doc = scoring.score(course, graded, hidden=True)
+            if sub.error and not graded.error:
+                doc["error"] = sub.error
+            if sub.notes:
+                doc["submission_notes"] = list(sub.notes)
+            if course.due and sub.submitted_at:
+                doc = late.apply(doc, sub.submitted_at, course.due, course.late_policy)
+            try:
+                report.write_score(doc, out_dir / f"{graded.job.student}.json")
+            except (GradeError, OSError) as exc:
+                failures.append(graded.job.student)
+                err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
+                return
+            docs.append(doc)
+            late_note = f", {doc['late']['days_late']} day(s) late" if doc.get("late", {}).get("days_late") else ""
+            err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
+                      f"({graded.seconds:.1f} s{late_note})", markup=False)
+            for note in doc.get("submission_notes", []):
+                err.print(f"  {note}", markup=False)
 
-    runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs)
+        runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs)
     docs.sort(key=lambda d: d["student"])
     report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
                          f"(sandbox: {docs[0]['sandbox'] if docs else '-'})")
