@@ -197,6 +197,32 @@ def validate(course_path: Path) -> None:
 
 
 @main.command()
+@click.option("--out", "out_dir", default="release", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="The student release folder (replaced whole).")
+@click.option("--nbgrader-dir", default="nbgrader_course", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="The nbgrader course folder: source/<assignment>/ is (re)written, nothing else is touched.")
+@course_option
+def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
+    """Write the student release and the nbgrader source notebook.
+
+    \b
+    OUT gets the stubs, the public suites, a student course.json (no solutions, no hidden suites), a README
+    and the grader; NBGRADER_DIR/source/<assignment>/<assignment>.ipynb gets solution cells and locked test
+    cells (hidden part between ### BEGIN/END HIDDEN TESTS). Then run nbgrader on it, e.g.:
+      grade release --out release/ --nbgrader-dir nbgrader_course/
+      cd nbgrader_course && nbgrader generate_assignment the-block --force
+    """
+    from . import course as course_mod, nbsource
+    from . import release as release_mod
+
+    course = course_mod.load(course_path)
+    files = release_mod.build(course, out_dir)
+    click.echo(f"{out_dir}: {len(files)} files (stubs, public suites, course.json, README, the grader)")
+    click.echo(f"{nbsource.write_course(course, nbgrader_dir)}: the nbgrader source notebook")
+
+
+@main.command()
 def schema() -> None:
     """Print the score file's JSON Schema."""
     from .report import SCHEMA_PATH

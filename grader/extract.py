@@ -71,7 +71,7 @@ def _parse(label: str, source: str, notes: list[str]) -> tuple[ast.Module, str] 
     return tree, "\n".join(kept)
 
 
-def _binds(node: ast.stmt) -> set[str]:
+def binds(node: ast.stmt) -> set[str]:
     """The module-level names a statement binds (not looking inside function or class bodies)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
@@ -92,7 +92,7 @@ def _binds(node: ast.stmt) -> set[str]:
     return names
 
 
-def _uses(text: str, node: ast.stmt) -> set[str]:
+def uses(text: str, node: ast.stmt) -> set[str]:
     """The module-level names a statement reads: at the top level, or as globals inside its functions."""
     try:
         table = symtable.symtable(text, "<cell>", "exec")
@@ -109,11 +109,18 @@ def _uses(text: str, node: ast.stmt) -> set[str]:
     return names
 
 
-def _text(source_lines: list[str], source: str, node: ast.stmt) -> str:
+def segment(source_lines: list[str], source: str, node: ast.stmt) -> str:
+    """A top-level statement's source as written, decorators included."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
         return "\n".join(source_lines[first - 1:node.end_lineno])
     return ast.get_source_segment(source, node) or ast.unparse(node)
+
+
+def is_course_import(node: ast.stmt, modules: set[str]) -> bool:
+    """``from attention import attention`` or ``import attention``: the file layout, not a definition."""
+    return (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules) or (
+        isinstance(node, ast.Import) and all(a.name in modules for a in node.names))
 
 
 def _statements(cells: Iterable[tuple[str, str]], modules: set[str], notes: list[str]) -> list[_Statement]:
@@ -125,11 +132,9 @@ def _statements(cells: Iterable[tuple[str, str]], modules: set[str], notes: list
         tree, source = parsed
         lines = source.split("\n")
         for node in tree.body:
-            course_import = (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules) or (
-                isinstance(node, ast.Import) and all(a.name in modules for a in node.names))
-            text = _text(lines, source, node)
-            found.append(_Statement(label, node, text, frozenset(_binds(node)), frozenset(_uses(text, node)),
-                                    course_import))
+            text = segment(lines, source, node)
+            found.append(_Statement(label, node, text, frozenset(binds(node)), frozenset(uses(text, node)),
+                                    is_course_import(node, modules)))
     return found
 
 
