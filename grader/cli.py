@@ -9,6 +9,7 @@ import click
 
 from . import __version__
 from .errors import GradeError
+from .exporters import EXPORTERS
 
 
 class ExitStatus(IntEnum):
@@ -220,6 +221,72 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
     files = release_mod.build(course, out_dir)
     click.echo(f"{out_dir}: {len(files)} files (stubs, public suites, course.json, README, the grader)")
     click.echo(f"{nbsource.write_course(course, nbgrader_dir)}: the nbgrader source notebook")
+
+
+@main.command()
+@click.argument("scores_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", required=True, type=click.Choice(list(EXPORTERS)),
+              help="The LMS (or csv: a table for people).")
+@click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
+              help="roster.csv: student,lms_id,sis_id,login,email,name,section (needed for the LMS formats).")
+@click.option("--out", type=click.Path(path_type=Path), help="The file to write (gradescope: a folder). "
+              "Default: <assignment>-<format>.<ext> here.")
+@click.option("--allow-missing", is_flag=True, help="Exit 0 even when students are missing (still listed).")
+@click.option("--late-by-lms", is_flag=True, help="Export the points before the grader's late penalty: "
+              "the LMS applies its own late policy (Canvas does).")
+@click.option("--canvas-assignment-id", help="Canvas: the assignment's id (default: course.json lms).")
+@click.option("--points-possible", is_flag=True, help="Canvas: add the 'Points Possible' row.")
+@click.option("--moodle-key", type=click.Choice(["email", "username", "idnumber"]), default="email",
+              show_default=True, help="Moodle: the user field the rows are matched on.")
+@click.option("--blackboard-column-id", help="Blackboard: the Grade Center column id (default: course.json lms).")
+@click.option("--course", "course_path", type=click.Path(dir_okay=False, path_type=Path), default="course.json",
+              show_default=True, help="Read the LMS ids from this course.json, when it exists.")
+def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, allow_missing: bool,
+           late_by_lms: bool, canvas_assignment_id: str | None, points_possible: bool, moodle_key: str,
+           blackboard_column_id: str | None, course_path: Path) -> None:
+    """Write the score files in SCORES_DIR in an LMS's import format, after checking each against the schema.
+
+    \b
+    Students in the roster with no score file, and score files with no roster row, are listed on stderr
+    and make the exit status 1 (unless --allow-missing); they are never silently dropped.
+    Examples:
+      grade export scores/ --format canvas --roster roster.csv --canvas-assignment-id 48213 --late-by-lms
+      grade export scores/ --format moodle --roster roster.csv --moodle-key username --out moodle.csv
+      grade export scores/ --format csv --out grades.csv
+    """
+    from . import course as course_mod
+    from .export import export as run_export
+    from .exporters.common import Options
+
+    lms = course_mod.load(course_path).lms if course_path.is_file() else course_mod.LmsIds()
+    options = Options(late_by_lms=late_by_lms, points_possible=points_possible, moodle_key=moodle_key,
+                      canvas_assignment_id=canvas_assignment_id or lms.canvas_assignment_id,
+                      blackboard_column_id=blackboard_column_id or lms.blackboard_column_id)
+    result = run_export(scores_dir, fmt, out, roster, options)
+    for line in result.warnings:
+        click.echo(f"warning: {line}", err=True)
+    for line in result.missing:
+        click.echo(f"missing: {line}", err=True)
+    click.echo(f"{result.out}: {result.rows} students ({fmt})")
+    sys.exit(ExitStatus.FAILED if result.missing and not allow_missing else ExitStatus.OK)
+
+
+@main.command("gradescope-zip")
+@click.option("--out", default="autograder.zip", show_default=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The zip to upload as the Gradescope autograder.")
+@course_option
+def gradescope_zip(out: Path, course_path: Path) -> None:
+    """Build the Gradescope autograder zip: setup.sh and run_autograder at its root, the grader and the course.
+
+    \b
+    On Gradescope it grades /autograder/submission with the public and hidden suites and writes
+    /autograder/results/results.json. Example:
+      grade gradescope-zip --out autograder.zip
+    """
+    from . import course as course_mod, gradescope_zip as builder
+
+    entries = builder.build(course_mod.load(course_path), out)
+    click.echo(f"{out}: {len(entries)} files (setup.sh, run_autograder, requirements.txt, grader/, course/)")
 
 
 @main.command()

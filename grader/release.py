@@ -71,17 +71,18 @@ def stub_files(course: Course) -> dict[PurePosixPath, Content]:
     return files
 
 
+def package_files() -> dict[PurePosixPath, Content]:
+    """The grader package's files (sources and data, no caches), as ``grader/...``."""
+    return {PurePosixPath(path.relative_to(PACKAGE.parent).as_posix()): path for path in sorted(PACKAGE.rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"}
+
+
 def grader_files() -> dict[PurePosixPath, Content]:
     """The grader package and its pyproject.toml, so that ``pip install .`` in the release gives ``grade``."""
     pyproject = PACKAGE.parent / "pyproject.toml"
     if not pyproject.is_file():
         raise GradeError(f"{pyproject}: not found: grade release bundles the grader from its source tree")
-    files: dict[PurePosixPath, Content] = {PurePosixPath("pyproject.toml"): pyproject}
-    for path in sorted(PACKAGE.rglob("*")):
-        rel = path.relative_to(PACKAGE.parent)
-        if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc":
-            files[PurePosixPath(rel.as_posix())] = path
-    return files
+    return {PurePosixPath("pyproject.toml"): pyproject, **package_files()}
 
 
 def student_readme(course: Course) -> str:
