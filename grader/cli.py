@@ -212,7 +212,7 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
     and the grader; NBGRADER_DIR/source/<assignment>/<assignment>.ipynb gets solution cells and locked test
     cells (hidden part between ### BEGIN/END HIDDEN TESTS). Then run nbgrader on it, e.g.:
       grade release --out release/ --nbgrader-dir nbgrader_course/
-      cd nbgrader_course && nbgrader generate_assignment the-block --force
+      cd nbgrader_course && nbgrader generate_assignment <assignment> --force
     """
     from . import course as course_mod, nbsource
     from . import release as release_mod
