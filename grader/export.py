@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .errors import GradeError
 from .exporters import EXPORTERS
-from .exporters.common import Assignment, Options, Row
+from .exporters.common import Assignment, Options, Row, UnsafeKey
 from .report import validate
 from .roster import Person
 from .roster import load as load_roster
@@ -91,5 +91,8 @@ def export(scores: Path, fmt: str, out: Path | None, roster_path: Path | None, o
     assignment = Assignment(docs[0]["assignment"], max(d["max_score"] for d in docs))
     out = Path(out) if out else Path(f"{assignment.name}-{fmt}{exporter.SUFFIX}")
     (out if not exporter.SUFFIX else out.parent).mkdir(parents=True, exist_ok=True)   # no suffix: a folder
-    written = exporter.export(rows, assignment, options, out)
+    try:
+        written = exporter.export(rows, assignment, options, out)
+    except UnsafeKey as err:
+        raise GradeError(f"{roster_path}: {err}") from None
     return Result(out, len(rows) - len(written.unkeyed), missing + written.unkeyed, written.warnings)

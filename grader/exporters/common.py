@@ -22,6 +22,10 @@ from ..roster import Person
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+class UnsafeKey(GradeError):
+    """A roster id that starts like a spreadsheet formula (:func:`key_cell`)."""
+
+
 @dataclass(frozen=True)
 class Options:
     """What the formats need beyond the score files (each from a ``grade export`` flag or course.json).
@@ -84,11 +88,11 @@ def text_cell(value: str) -> str:
 def key_cell(value: str, column: str, student: str) -> str:
     """An id cell, unchanged (the LMS matches it exactly).
 
-    :raises GradeError: it starts like a formula, which can neither be written safely nor changed.
+    :raises UnsafeKey: it starts like a formula, which can neither be written safely nor changed.
     """
     if value.startswith(FORMULA_START):
-        raise GradeError(f"roster: student {student!r}: field {column!r}: {value!r} starts like a spreadsheet "
-                         "formula; an LMS would not match it once neutralised")
+        raise UnsafeKey(f"student {student!r}: field {column!r}: {value!r} starts like a spreadsheet formula; "
+                        "an LMS would not match it once neutralised")
     return value
 
 

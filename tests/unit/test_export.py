@@ -245,7 +245,8 @@ def test_an_id_that_starts_like_a_formula_is_refused_not_changed(class_dir):
     roster = class_dir / "roster.csv"
     roster.write_text(roster.read_text().replace("alovelace", "=alovelace"))
     result, out = export(class_dir, "blackboard", "--blackboard-column-id", "1")
-    assert result.exit_code == 2 and "field 'login'" in result.output and not out.exists()
+    assert result.exit_code == 2 and "roster.csv: student 'ada': field 'login'" in result.output
+    assert not out.exists()
 
 
 def test_the_lms_formats_need_a_roster(class_dir):
