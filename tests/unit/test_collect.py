@@ -5,17 +5,12 @@ The same code must get the same points whatever it arrives in, and a score file 
 from __future__ import annotations
 
 import json
-import re
 import zipfile
 
 import nbformat
 import pytest
-from conftest import PROJECT
+from conftest import EXAMPLES, MODULES, PROJECT, notebook_code
 from test_cli import grade
-
-EXAMPLES = PROJECT / "examples" / "submissions"
-MODULES = ["layernorm", "gelu", "attention", "block", "params"]
-SIBLING_IMPORT = re.compile(r"^from (?:layernorm|gelu|attention|block|params) import .*$", re.M)
 
 
 def notebook_of(student: str, *, drop: str = "", duplicate: str = "") -> nbformat.NotebookNode:
@@ -26,7 +21,7 @@ def notebook_of(student: str, *, drop: str = "", duplicate: str = "") -> nbforma
     for module in MODULES:
         if module == drop:
             continue
-        code = SIBLING_IMPORT.sub("", (EXAMPLES / student / f"{module}.py").read_text())
+        code = notebook_code(student, module)
         nb.cells.append(nbformat.v4.new_code_cell(code))
         if module == duplicate:
             nb.cells.append(nbformat.v4.new_code_cell(code))
@@ -58,8 +53,7 @@ def test_notebook_zip_and_py_get_the_points_of_the_same_code_in_folders(tmp_path
     with zipfile.ZipFile(subs / "grace_partial.zip", "w") as zf:           # an LMS download: a zipped folder
         for module in MODULES:
             zf.write(EXAMPLES / "grace_partial" / f"{module}.py", f"grace/{module}.py")
-    (subs / "kathy_erf_gelu.py").write_text("\n\n".join(
-        SIBLING_IMPORT.sub("", (EXAMPLES / "kathy_erf_gelu" / f"{m}.py").read_text()) for m in MODULES))
+    (subs / "kathy_erf_gelu.py").write_text("\n\n".join(notebook_code("kathy_erf_gelu", m) for m in MODULES))
     (subs / "readme.txt").write_text("not a submission")
     out = tmp_path / "out"
     result = grade("autograde", subs, "--out", out, "--course", PROJECT / "course.json")

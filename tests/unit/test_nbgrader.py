@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -15,14 +14,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import PROJECT
+from conftest import PROJECT, notebook_code
 from test_cli import grade
 from test_release import hidden_texts, solution_bodies
 
 pytestmark = pytest.mark.slow
 ASSIGNMENT = "the-block"
 STUDENTS = ["ada_correct", "grace_partial", "kathy_erf_gelu"]          # correct, partial, faulty
-SIBLING_IMPORT = re.compile(r"^from (?:layernorm|gelu|attention|block|params) import .*$", re.M)
 
 
 def nbgrader(course_dir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -74,9 +72,7 @@ def student_notebook(course_dir: Path, student: str) -> nbformat.NotebookNode:
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         if grade_id.endswith("_solution"):
-            module = grade_id.removesuffix("_solution")
-            cell.source = SIBLING_IMPORT.sub("", (PROJECT / "examples" / "submissions" / student / f"{module}.py")
-                                             .read_text())
+            cell.source = notebook_code(student, grade_id.removesuffix("_solution"))
     return nb
 
 
