@@ -108,49 +108,41 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, nbgrader_dir: 
       grade autograde submissions/ --out scores/ --jobs 2
       grade autograde --nbgrader nbgrader_course/ --assignment ps1 --out scores/
     """
+    import shutil
     import tempfile
 
-    from . import collect, course as course_mod, late, report, runner, scoring
+    from . import collect, course as course_mod, report, runner, scoring
 
     course = course_mod.load(course_path)
-    if (submissions is None) == (nbgrader_dir is None) or (nbgrader_dir is None) != (assignment is None):
-        raise GradeError("give SUBMISSIONS, or --nbgrader COURSE_DIR with --assignment NAME")
+    work = Path(tempfile.mkdtemp(prefix="grade-collect-"))   # unzipped and converted submissions
+    subs, skipped = collect.gather(course, work, submissions=submissions, nbgrader=nbgrader_dir,
+                                   assignment=assignment)
+    by_student = {s.student: s for s in subs}
+    job_list = [runner.Job(s.student, s.folder) for s in subs]
+    out_dir.mkdir(parents=True, exist_ok=True)
     err = _console(stderr=True)
-    with tempfile.TemporaryDirectory(prefix="grade-collect-") as work:
-        if nbgrader_dir is not None:
-            subs, skipped = collect.from_nbgrader(course, nbgrader_dir, assignment, Path(work)), []
-        else:
-            subs, skipped = collect.from_path(course, submissions, Path(work))
-        for line in skipped:
-            err.print(line, markup=False)
-        by_student = {s.student: s for s in subs}
-        job_list = [runner.Job(s.student, s.folder) for s in subs]
-        out_dir.mkdir(parents=True, exist_ok=True)
-        docs, failures = [], []
+    for line in skipped:
+        err.print(line, markup=False)
+    docs, failures = [], []
 
-        def on_result(graded) -> None:
-            sub = by_student[graded.job.student]
-            doc = scoring.score(course, graded, hidden=True)
-            if sub.error and not graded.error:
-                doc["error"] = sub.error
-            if sub.notes:
-                doc["submission_notes"] = list(sub.notes)
-            if course.due and sub.submitted_at:
-                doc = late.apply(doc, sub.submitted_at, course.due, course.late_policy)
-            try:
-                report.write_score(doc, out_dir / f"{graded.job.student}.json")
-            except (GradeError, OSError) as exc:
-                failures.append(graded.job.student)
-                err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
-                return
-            docs.append(doc)
-            late_note = f", {doc['late']['days_late']} day(s) late" if doc.get("late", {}).get("days_late") else ""
-            err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
-                      f"({graded.seconds:.1f} s{late_note})", markup=False)
-            for note in doc.get("submission_notes", []):
-                err.print(f"  {note}", markup=False)
+    def on_result(graded) -> None:
+        doc = collect.annotate(scoring.score(course, graded, hidden=True), by_student[graded.job.student], course)
+        try:
+            report.write_score(doc, out_dir / f"{graded.job.student}.json")
+        except (GradeError, OSError) as exc:
+            failures.append(graded.job.student)
+            err.print(f"[red]no score file for {graded.job.student}[/]: {exc}")
+            return
+        docs.append(doc)
+        err.print(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} "
+                  f"({graded.seconds:.1f} s)", markup=False)
+        for note in doc.get("submission_notes", []):
+            err.print(f"  {note}", markup=False)
 
+    try:
         runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     docs.sort(key=lambda d: d["student"])
     report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
                          f"(sandbox: {docs[0]['sandbox'] if docs else '-'})")

@@ -7,14 +7,15 @@ Notebooks and loose ``.py`` files are converted statically by :mod:`grader.extra
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from . import late
 from .course import Course
 from .errors import GradeError, StudentError
 from .extract import modules_from_cells
-from .late import read_timestamp
 from .safezip import extract as unzip
 
 MAX_NOTEBOOK_BYTES = 20 << 20
@@ -119,7 +120,7 @@ def _from_folder(course: Course, student: str, folder: Path, work: Path, notes: 
 
 def _timestamp(folder: Path, notes: list[str]) -> datetime | None:
     try:
-        return read_timestamp(folder)
+        return late.read_timestamp(folder)
     except GradeError as err:                            # graded all the same, without lateness
         notes.append(f"{err}: lateness not checked")
         return None
@@ -196,3 +197,35 @@ def from_nbgrader(course: Course, course_dir: Path, assignment: str, work: Path)
     if not folders:
         raise GradeError(f"{submitted}: no student submitted {assignment!r}")
     return [one(course, folder.parent.name, folder, work, notebook=f"{assignment}.ipynb") for folder in folders]
+
+
+def gather(course: Course, work: Path, *, submissions: Path | None = None, nbgrader: Path | None = None,
+           assignment: str | None = None) -> tuple[list[Submission], list[str]]:
+    """The submissions of ``submissions`` (:func:`from_path`) or of an nbgrader course (:func:`from_nbgrader`).
+
+    :param work: a folder to create for unzipped and converted files; the caller deletes it after grading.
+    :returns: the submissions, and one line per entry left out.
+    :raises GradeError: not exactly one source, or as the functions above (``work`` is then deleted).
+    """
+    try:
+        if (submissions is None) == (nbgrader is None) or (nbgrader is None) != (assignment is None):
+            raise GradeError("give SUBMISSIONS, or --nbgrader COURSE_DIR with --assignment NAME")
+        work.mkdir(parents=True, exist_ok=True)
+        if nbgrader is not None:
+            return from_nbgrader(course, nbgrader, assignment, work), []
+        return from_path(course, submissions, work)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def annotate(doc: dict, submission: Submission, course: Course) -> dict:
+    """The score document with what collecting found: its notes, an error, and the late penalty (if due)."""
+    doc = dict(doc)
+    if submission.error and "error" not in doc:
+        doc["error"] = submission.error
+    if submission.notes:
+        doc["submission_notes"] = list(submission.notes)
+    if course.due and submission.submitted_at:
+        doc = late.apply(doc, submission.submitted_at, course.due, course.late_policy)
+    return doc

@@ -17,7 +17,8 @@ def notebook_of(student: str, *, drop: str = "", duplicate: str = "") -> nbforma
     """The student's modules as a notebook, one code cell per module (with chatter cells between)."""
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_markdown_cell("# My transformer block"))
-    nb.cells.append(nbformat.v4.new_code_cell("%matplotlib inline\n!pip install numpy\nimport matplotlib.pyplot as plt"))
+    nb.cells.append(nbformat.v4.new_code_cell("%matplotlib inline\n!pip install numpy\n"
+                                              "import matplotlib.pyplot as plt"))
     for module in MODULES:
         if module == drop:
             continue

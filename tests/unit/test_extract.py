@@ -27,7 +27,8 @@ def top_level_names(source: str) -> set[str]:
 def test_each_function_goes_to_its_module_with_the_helpers_and_imports_it_uses():
     result = build("import numpy as np\nimport matplotlib.pyplot as plt\nX = np.load('data.npy')\n",
                    "EPS = 1e-5\n\ndef _mean(x):\n    return x.mean(-1, keepdims=True)\n\n"
-                   "def layernorm(x, eps=EPS):\n    X = x - _mean(x)\n    return X / np.sqrt((X**2).mean(-1, keepdims=True) + eps)\n",
+                   "def layernorm(x, eps=EPS):\n    X = x - _mean(x)\n"
+                   "    return X / np.sqrt((X**2).mean(-1, keepdims=True) + eps)\n",
                    "plt.plot(layernorm(X))\nprint('done')\n")
     assert set(result.modules) == {"layernorm"}
     source = result.modules["layernorm"]

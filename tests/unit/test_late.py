@@ -59,4 +59,5 @@ def test_penalty_never_takes_the_score_below_zero():
 def test_without_a_policy_lateness_is_recorded_but_costs_nothing():
     result = apply(doc(80.0), DUE + timedelta(hours=5), DUE, None)
     assert result["score"] == 80.0 and result["late"]["seconds_late"] == 5 * 3600
-    assert result["late"]["submitted_at"].endswith("+00:00") and result["late"]["due"] == "2026-05-01T23:59:00.000+00:00"
+    assert result["late"]["submitted_at"].endswith("+00:00")
+    assert result["late"]["due"] == "2026-05-01T23:59:00.000+00:00"

@@ -75,7 +75,8 @@ def test_the_release_has_stubs_public_suites_a_student_course_and_readme(release
     assert "solutions" not in manifest and "lms" not in manifest
     assert all("hidden" not in p for p in manifest["problems"])
     student_course = load(release / "course.json")
-    assert student_course.solutions is None and student_course.problem_names == load(PROJECT / "course.json").problem_names
+    assert student_course.solutions is None
+    assert student_course.problem_names == load(PROJECT / "course.json").problem_names
     readme = (release / "README.md").read_text()
     assert "grade check" in readme and "pip install ." in readme
 
@@ -112,7 +113,8 @@ def test_a_rerun_replaces_the_release_but_never_a_folder_it_did_not_write(releas
     assert (mine / "notes.txt").read_text() == "keep me"
     again = tmp_path / "again"
     for _ in range(2):
-        result = grade("release", "--out", again, "--nbgrader-dir", tmp_path / "nb", "--course", PROJECT / "course.json")
+        result = grade("release", "--out", again, "--nbgrader-dir", tmp_path / "nb",
+                       "--course", PROJECT / "course.json")
         assert result.exit_code == 0, result.output
 
 
