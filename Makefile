@@ -1,12 +1,17 @@
-# The two set-up commands: `make demo` (autograde the bundled examples, score files and feedback pages in scores/)
-# and `make test` (every test).
+# The two set-up commands: `make demo` (autograde the bundled examples, score files and feedback pages in
+# scores/) and `make test` (every test, the real nbgrader included); `make release` (the student release,
+# then nbgrader generate_assignment on the source notebook), `make bench`, `make diagnoses`.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+NB_STAMP := $(VENV)/.installed-nbgrader
+NB_DIR := nbgrader_course
+# nbgrader runs alembic and jupyter by name: the venv's bin goes first on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install demo test bench diagnoses chromium clean
+.PHONY: install demo test release bench diagnoses chromium clean
 
 install: $(STAMP)
 
@@ -22,10 +27,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+$(NB_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[nbgrader]'
+	touch $(NB_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/grade autograde examples/submissions --out scores/ --html
 
-test: $(STAMP) chromium
+test: $(NB_STAMP) chromium
 	$(BIN)/python -m pytest
 
 # The feedback page's test renders it in headless Chromium; on Debian this installs it when missing.
@@ -33,6 +42,10 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  { echo "installing chromium (the feedback page's test renders it headless)"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+release: $(NB_STAMP)
+	$(BIN)/grade release --out release/ --nbgrader-dir $(NB_DIR)/
+	cd $(NB_DIR) && nbgrader generate_assignment $$($(abspath $(BIN))/python -c 'import json; print(json.load(open("../course.json"))["assignment"])') --force
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/bench.py
@@ -42,4 +55,4 @@ diagnoses: $(STAMP)
 	$(BIN)/python tests/bench/diagnoses.py
 
 clean:
-	rm -rf $(VENV) scores build *.egg-info
+	rm -rf $(VENV) scores release $(NB_DIR) build *.egg-info

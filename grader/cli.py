@@ -11,6 +11,7 @@ import click
 
 from . import __version__
 from .errors import GradeError
+from .exporters import EXPORTERS
 
 
 class ExitStatus(IntEnum):
@@ -94,12 +95,15 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 
 
 @main.command()
-@click.argument("submissions", type=click.Path(path_type=Path))
+@click.argument("submissions", type=click.Path(path_type=Path), required=False)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the score files, <student>.json.")
 @click.option("--jobs", "-j", default=os.cpu_count() or 1, show_default="the number of cores",
               type=click.IntRange(1, 256), help="Grader processes to run at once.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (for scripts); the exit status tells.")
+@click.option("--nbgrader", "nbgrader_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Grade an nbgrader course's submitted/<student>/<assignment>/ folders instead.")
+@click.option("--assignment", help="The nbgrader assignment to grade (with --nbgrader).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Grade here (--jobs processes) or on a Dask cluster (--scheduler).")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://10.0.0.5:8786.")
@@ -109,63 +113,71 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 @click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
 @click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html.")
 @course_option
-def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor: str, scheduler: str | None,
-              level: str, unsafe: bool, force: bool, html: bool, course_path: Path) -> None:
-    """Grade every student folder in SUBMISSIONS with the public and hidden suites.
+def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
+              assignment: str | None, executor: str, scheduler: str | None, level: str, unsafe: bool, force: bool,
+              html: bool, course_path: Path) -> None:
+    """Grade every submission in SUBMISSIONS with the public and hidden suites.
 
     \b
-    Each folder's name is the student id; each gets OUT/<student>.json, written atomically.
-    A broken submission never stops the batch. A submission whose score file already matches its
-    files, the course and the grader is skipped (--force regrades it).
+    SUBMISSIONS holds one entry per student, named after the student: a folder of modules, a .zip
+    (unpacked safely), a notebook or a single .py file (the functions in it are graded; nothing in a
+    notebook is run outside the sandbox). SUBMISSIONS may also be a single such file.
+    Each student gets OUT/<student>.json, written atomically; lateness comes from timestamp.txt and
+    course.json's due and late_policy. A broken submission never stops the batch. A submission whose
+    score file already matches its files, the course and the grader is skipped (--force regrades it).
     Exits 0 when every submission has a score file.
-    Example:
+    Examples:
       grade autograde submissions/ --out scores/ --jobs 2 --html
+      grade autograde --nbgrader nbgrader_course/ --assignment ps1 --out scores/
     """
-    from . import course as course_mod, report, runner, sandbox, scoring
+    from . import collect, course as course_mod, report, runner, sandbox, scoring
 
     course = course_mod.load(course_path)
-    if not submissions.is_dir():
-        raise GradeError(f"{submissions}: submissions folder not found")
     if (executor == "dask") != (scheduler is not None):
         raise GradeError("--executor dask and --scheduler ADDRESS go together")
     level = _choose_level(level, unsafe, sandbox)
-    job_list = [runner.Job(p.name, p) for p in sorted(submissions.iterdir())
-                if p.is_dir() and not p.name.startswith((".", "_"))]
-    if not job_list:
-        raise GradeError(f"{submissions}: no student folders in it")
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob(".score-*.tmp"):          # left by a batch killed mid-write
         stale.unlink()
-    work = out_dir / ".grading"                          # private copies: nothing written outside --out
+    work = out_dir / ".grading"                          # nothing is written outside --out
     shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
-    err = _console(stderr=True)
-    docs, failures = [], []
-    if not force:
-        kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level)) for job in job_list) if doc]
-        docs += kept
-        done = {doc["student"] for doc in kept}
-        job_list = [job for job in job_list if job.student not in done]
-        if kept and not quiet:
-            err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)")
-
-    def on_result(graded) -> None:
-        doc = scoring.score(course, graded, hidden=True)
-        try:
-            report.write_score(doc, out_dir / f"{graded.job.student}.json")
-        except Exception as exc:                         # one bad submission never stops the batch
-            failures.append(graded.job.student)
-            err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
-            return
-        docs.append(doc)
-        if html:
-            from . import page
-
-            report.write_atomic(out_dir / f"{graded.job.student}.html",
-                                page.render(doc, page.feedback_of(graded.results)))
-        done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} ({graded.seconds:.1f} s)")
-
     try:
+        subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
+                                       assignment=assignment)
+        by_student = {s.student: s for s in subs}
+        job_list = [runner.Job(s.student, s.folder) for s in subs]
+        err = _console(stderr=True)
+        for line in skipped:
+            err.print(line, markup=False)
+        docs, failures = [], []
+        if not force:
+            kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level)) for job in job_list)
+                    if doc]
+            docs += kept
+            unchanged = {doc["student"] for doc in kept}
+            job_list = [job for job in job_list if job.student not in unchanged]
+            if kept and not quiet:
+                err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)")
+
+        def on_result(graded) -> None:
+            try:
+                doc = collect.annotate(scoring.score(course, graded, hidden=True), by_student[graded.job.student],
+                                       course)
+                report.write_score(doc, out_dir / f"{graded.job.student}.json")
+                if html:
+                    from . import page
+
+                    report.write_atomic(out_dir / f"{graded.job.student}.html",
+                                        page.render(doc, page.feedback_of(graded.results)))
+            except Exception as exc:                     # one bad submission never stops the batch
+                failures.append(graded.job.student)
+                err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
+                return
+            docs.append(doc)
+            notes = "".join(f"\n  {note}" for note in doc.get("submission_notes", []))
+            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} ({graded.seconds:.1f} s)"
+                 + notes)
+
         with report.progress(len(job_list), err, quiet) as done:
             if job_list and executor == "dask":
                 runner.run_dask(course, job_list, on_result, hidden=True, level=level, scheduler=scheduler)
@@ -178,9 +190,9 @@ def autograde(submissions: Path, out_dir: Path, jobs: int, quiet: bool, executor
     if not quiet:
         report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
                              f"(sandbox: {sandbox.describe(level)})")
-    missing = sorted({j.student for j in job_list} - {d["student"] for d in docs})
+    missing = sorted({s.student for s in subs} - {d["student"] for d in docs})
     if missing:
-        err.print(f"[red]no score file for: {', '.join(missing)}[/]")
+        err.print(f"no score file for: {', '.join(missing)}", markup=False)
     sys.exit(ExitStatus.FAILED if missing else ExitStatus.OK)
 
 
@@ -249,6 +261,98 @@ def validate(course_path: Path) -> None:
             problems_ok = False
     click.echo("course is valid" if problems_ok else "course is NOT valid")
     sys.exit(ExitStatus.OK if problems_ok else ExitStatus.FAILED)
+
+
+@main.command()
+@click.option("--out", "out_dir", default="release", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="The student release folder (replaced whole).")
+@click.option("--nbgrader-dir", default="nbgrader_course", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="The nbgrader course folder: source/<assignment>/ is (re)written, nothing else is touched.")
+@course_option
+def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
+    """Write the student release and the nbgrader source notebook.
+
+    \b
+    OUT gets the stubs, the public suites, a student course.json (no solutions, no hidden suites), a README
+    and the grader; NBGRADER_DIR/source/<assignment>/<assignment>.ipynb gets solution cells and locked test
+    cells (hidden part between ### BEGIN/END HIDDEN TESTS). Then run nbgrader on it, e.g.:
+      grade release --out release/ --nbgrader-dir nbgrader_course/
+      cd nbgrader_course && nbgrader generate_assignment <assignment> --force
+    """
+    from . import course as course_mod, nbsource
+    from . import release as release_mod
+
+    course = course_mod.load(course_path)
+    files = release_mod.build(course, out_dir)
+    click.echo(f"{out_dir}: {len(files)} files (stubs, public suites, course.json, README, the grader)")
+    click.echo(f"{nbsource.write_course(course, nbgrader_dir)}: the nbgrader source notebook")
+
+
+@main.command()
+@click.argument("scores_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", required=True, type=click.Choice(list(EXPORTERS)),
+              help="The LMS (or csv: a table for people).")
+@click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
+              help="roster.csv: student,lms_id,sis_id,login,email,name,section (needed for the LMS formats).")
+@click.option("--out", type=click.Path(path_type=Path), help="The file to write (gradescope: a folder). "
+              "Default: <assignment>-<format>.<ext> here.")
+@click.option("--allow-missing", is_flag=True, help="Exit 0 even when students are missing (still listed).")
+@click.option("--late-by-lms", is_flag=True, help="Export the points before the grader's late penalty: "
+              "the LMS applies its own late policy (Canvas does).")
+@click.option("--canvas-assignment-id", help="Canvas: the assignment's id (default: course.json lms).")
+@click.option("--points-possible", is_flag=True, help="Canvas: add the 'Points Possible' row.")
+@click.option("--moodle-key", type=click.Choice(["email", "username", "idnumber"]), default="email",
+              show_default=True, help="Moodle: the user field the rows are matched on.")
+@click.option("--blackboard-column-id", help="Blackboard: the Grade Center column id (default: course.json lms).")
+@click.option("--course", "course_path", type=click.Path(dir_okay=False, path_type=Path), default="course.json",
+              show_default=True, help="Read the LMS ids from this course.json, when it exists.")
+def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, allow_missing: bool,
+           late_by_lms: bool, canvas_assignment_id: str | None, points_possible: bool, moodle_key: str,
+           blackboard_column_id: str | None, course_path: Path) -> None:
+    """Write the score files in SCORES_DIR in an LMS's import format, after checking each against the schema.
+
+    \b
+    Students in the roster with no score file, and score files with no roster row, are listed on stderr
+    and make the exit status 1 (unless --allow-missing); they are never silently dropped.
+    Examples:
+      grade export scores/ --format canvas --roster roster.csv --canvas-assignment-id 48213 --late-by-lms
+      grade export scores/ --format moodle --roster roster.csv --moodle-key username --out moodle.csv
+      grade export scores/ --format csv --out grades.csv
+    """
+    from . import course as course_mod
+    from .export import export as run_export
+    from .exporters.common import Options
+
+    lms = course_mod.load(course_path).lms if course_path.is_file() else course_mod.LmsIds()
+    options = Options(late_by_lms=late_by_lms, points_possible=points_possible, moodle_key=moodle_key,
+                      canvas_assignment_id=canvas_assignment_id or lms.canvas_assignment_id,
+                      blackboard_column_id=blackboard_column_id or lms.blackboard_column_id)
+    result = run_export(scores_dir, fmt, out, roster, options)
+    for line in result.warnings:
+        click.echo(f"warning: {line}", err=True)
+    for line in result.missing:
+        click.echo(f"missing: {line}", err=True)
+    click.echo(f"{result.out}: {result.rows} students ({fmt})")
+    sys.exit(ExitStatus.FAILED if result.missing and not allow_missing else ExitStatus.OK)
+
+
+@main.command("gradescope-zip")
+@click.option("--out", default="autograder.zip", show_default=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The zip to upload as the Gradescope autograder.")
+@course_option
+def gradescope_zip(out: Path, course_path: Path) -> None:
+    """Build the Gradescope autograder zip: setup.sh and run_autograder at its root, the grader and the course.
+
+    \b
+    On Gradescope it grades /autograder/submission with the public and hidden suites and writes
+    /autograder/results/results.json. Example:
+      grade gradescope-zip --out autograder.zip
+    """
+    from . import course as course_mod, gradescope_zip as builder
+
+    entries = builder.build(course_mod.load(course_path), out)
+    click.echo(f"{out}: {len(entries)} files (setup.sh, run_autograder, requirements.txt, grader/, course/)")
 
 
 @main.command()

@@ -8,23 +8,29 @@ course.json (an instructor's copy; a student's release has no ``solutions`` and 
      "release_hidden_details": false,
      "feedback": {"mistakes": "solutions/mistakes.py", "mistakes_data": "tests/public/mistakes.json",
                   "trace": "tests/public/trace.py", "trace_data": "tests/public/trace.json"},
+     "due": "2026-05-01T23:59:00+01:00",
+     "late_policy": {"percent_per_day": 10, "max_percent": 50, "grace_minutes": 15},
+     "lms": {"canvas_assignment_id": "48213", "blackboard_column_id": "664617"},
      "problems": [{"name": "layernorm", "module": "layernorm", "functions": ["layernorm"], "points": 20,
                    "public": "tests/public/test_layernorm.py", "hidden": "tests/hidden/test_layernorm.py"}]}
 
 Paths are relative to the folder holding course.json. ``points`` are the problem's maximum: the
 denominator of every score, whatever the tests report. ``feedback`` (optional, every field optional) names
-the course's files behind the teaching feedback: see :class:`Feedback`.
+the course's files behind the teaching feedback: see :class:`Feedback`. ``due`` (ISO 8601 with a time zone) and
+``late_policy`` (:class:`~grader.late.LatePolicy`) are optional; so are the LMS ids used by ``grade export``.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .errors import GradeError
+from .late import LatePolicy, parse_iso
 from .sandbox import Limits
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -59,6 +65,14 @@ class Feedback:
 
 
 @dataclass(frozen=True)
+class LmsIds:
+    """Where the assignment lives in each LMS (course.json ``lms``): used by ``grade export``."""
+
+    canvas_assignment_id: str | None = None     # digits: the number in the Canvas assignment's URL
+    blackboard_column_id: str | None = None     # the Grade Center column id after "|" in a downloaded file
+
+
+@dataclass(frozen=True)
 class Course:
     """A loaded course.json. ``sha256`` fingerprints course.json, the suites and the solutions."""
 
@@ -72,6 +86,9 @@ class Course:
     release_hidden_details: bool
     sha256: str
     feedback: Feedback = Feedback()
+    due: datetime | None = None
+    late_policy: LatePolicy | None = None
+    lms: LmsIds = field(default_factory=LmsIds)
 
     @property
     def root(self) -> Path:
@@ -189,14 +206,56 @@ def load(path: str | Path = "course.json") -> Course:
             raise _fail(path, f"feedback.{key}", f"unknown field (known: {', '.join(sorted(known))})")
     feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, "feedback.")
                            for key in feedback_data})
+    due, late_policy = _lateness(data, path)
     course = Course(
         path=path.resolve(), assignment=_get(data, "assignment", str, path, ""),
         title=_get(data, "title", str, path, "", ""), problems=tuple(problems), limits=limits,
         exercises=root / _get(data, "exercises", str, path, "", "exercises"),
         solutions=(root / solutions) if solutions else None,
         release_hidden_details=_get(data, "release_hidden_details", bool, path, "", False), sha256="",
-        feedback=feedback)
+        feedback=feedback,
+        due=due, late_policy=late_policy, lms=_lms(data, path))
     return Course(**{**course.__dict__, "sha256": _fingerprint(raw, course)})
+
+
+def _lateness(data: dict, path: Path) -> tuple[datetime | None, LatePolicy | None]:
+    due_text = _get(data, "due", str, path, "", None)
+    try:
+        due = parse_iso(due_text) if due_text else None
+    except ValueError as err:
+        raise _fail(path, "due", f"must be an ISO 8601 date-time with a time zone: {err}") from None
+    policy_data = _get(data, "late_policy", dict, path, "", None)
+    if policy_data is None:
+        return due, None
+    if due is None:
+        raise _fail(path, "late_policy", "needs a 'due' date-time")
+    known = {f.name for f in fields(LatePolicy)}
+    for key in policy_data:
+        if key not in known:
+            raise _fail(path, f"late_policy.{key}", f"unknown setting (known: {', '.join(sorted(known))})")
+    values = {key: _get(policy_data, key, float, path, "late_policy.") for key in policy_data}
+    if "percent_per_day" not in values:
+        raise _fail(path, "late_policy.percent_per_day", "is missing")
+    if values.get("max_percent", 0) > 100:
+        raise _fail(path, "late_policy.max_percent", "must be at most 100")
+    return due, LatePolicy(**values)
+
+
+def _lms(data: dict, path: Path) -> LmsIds:
+    entries = _get(data, "lms", dict, path, "", {})
+    known = {f.name for f in fields(LmsIds)}
+    for key, value in entries.items():
+        if key not in known:
+            raise _fail(path, f"lms.{key}", f"unknown LMS id (known: {', '.join(sorted(known))})")
+        if type(value) is int and value >= 0:
+            entries = {**entries, key: str(value)}
+        elif not isinstance(value, str) or not value.strip() or any(c.isspace() or c == "|" for c in value):
+            raise _fail(path, f"lms.{key}", f"must be an id without spaces or '|', got {json.dumps(value)[:60]}")
+    canvas = entries.get("canvas_assignment_id")
+    if canvas is not None and not canvas.isdigit():
+        raise _fail(path, "lms.canvas_assignment_id", f"must be digits (the number in the assignment's URL), "
+                                                      f"got {canvas!r}")
+    return LmsIds(**entries)
 
 
 def _fingerprint(raw: bytes, course: Course) -> str:

@@ -49,16 +49,17 @@ def dumps(doc: dict) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader sees the old file or the whole new one, never a part.
+def write_atomic(path: Path, data: str | bytes, encoding: str = "utf-8") -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the whole new one, never a part.
 
-    Temporary file in the same folder, flush, fsync, ``os.replace``, then fsync the folder.
+    Temporary file in the same folder, flush, fsync, ``os.replace``, then fsync the folder. Text is encoded
+    with ``encoding`` and its line ends are written as they are.
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=".score-", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode(encoding, errors="replace"))
             f.flush()
             os.fsync(f.fileno())
         umask = os.umask(0)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import textwrap
@@ -13,6 +14,14 @@ from grader.course import load
 from grader.sandbox import BWRAP, Limits, Worker, Zygote, available_levels
 
 PROJECT = Path(__file__).resolve().parents[2]
+EXAMPLES = PROJECT / "examples" / "submissions"
+MODULES = ["layernorm", "gelu", "attention", "block", "params"]
+_SIBLING_IMPORT = re.compile(r"^from (?:layernorm|gelu|attention|block|params) import .*$", re.M)
+
+
+def notebook_code(student: str, module: str) -> str:
+    """An example student's module as a notebook cell holds it: without imports of the other modules."""
+    return _SIBLING_IMPORT.sub("", (EXAMPLES / student / f"{module}.py").read_text())
 
 # A one-problem course whose suites need no reference: the student's `double(x)` must return 2 * x.
 MINI_PUBLIC = '''

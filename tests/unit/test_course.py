@@ -26,6 +26,17 @@ def test_the_project_course_loads(course):
     (lambda c: c["limits"].update(call_timeout="fast"), "limits.call_timeout"),
     (lambda c: c["limits"].update(bogus=1), "limits.bogus"),
     (lambda c: c.update(problems=[]), "problems"),
+    (lambda c: c.update(due="2026-05-01T23:59:00"), "due"),                       # no time zone
+    (lambda c: c.update(due="next friday"), "due"),
+    (lambda c: c.update(late_policy={"percent_per_day": 10}), "late_policy"),       # no due date
+    (lambda c: c.update(due="2026-05-01T23:59:00Z", late_policy={"per_day": 10}), "late_policy.per_day"),
+    (lambda c: c.update(due="2026-05-01T23:59:00Z", late_policy={"max_percent": 10}),
+     "late_policy.percent_per_day"),
+    (lambda c: c.update(due="2026-05-01T23:59:00Z", late_policy={"percent_per_day": -5}),
+     "late_policy.percent_per_day"),
+    (lambda c: c.update(lms={"canvas_assignment_id": "abc"}), "lms.canvas_assignment_id"),
+    (lambda c: c.update(lms={"blackboard_column_id": "66 4"}), "lms.blackboard_column_id"),
+    (lambda c: c.update(lms={"moodle": "1"}), "lms.moodle"),
 ])
 def test_bad_fields_are_named(mini_course, change, field):
     data = json.loads(mini_course.read_text())
@@ -51,3 +62,15 @@ def test_fingerprint_follows_the_suites(mini_course):
     hidden = mini_course.parent / "tests" / "hidden" / "test_mathy.py"
     hidden.write_text(hidden.read_text() + "\n# changed\n")
     assert load(mini_course).sha256 != before
+
+
+def test_due_date_late_policy_and_lms_ids_are_read(mini_course):
+    data = json.loads(mini_course.read_text())
+    data.update(due="2026-05-01T23:59:00+02:00", late_policy={"percent_per_day": 10, "grace_minutes": 15},
+                lms={"canvas_assignment_id": 48213, "blackboard_column_id": "_664617_1"})
+    mini_course.write_text(json.dumps(data))
+    course = load(mini_course)
+    assert course.due.isoformat() == "2026-05-01T23:59:00+02:00"
+    assert (course.late_policy.percent_per_day, course.late_policy.max_percent,
+            course.late_policy.grace_minutes) == (10, 100, 15)
+    assert course.lms.canvas_assignment_id == "48213" and course.lms.blackboard_column_id == "_664617_1"

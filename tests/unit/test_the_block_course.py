@@ -78,3 +78,11 @@ def test_import_error_is_explained_and_hidden_outputs_stay_coarse(example_scores
     hidden = [t for t in alan["tests"] if t["visibility"] != "visible" and t["status"] != "passed"]
     assert hidden and all("yours" not in t["output"] and "expected" not in t["output"].split(":", 1)[0]
                           for t in hidden)
+
+
+def test_checking_one_problem_gives_it_the_points_a_full_check_gives():
+    """`grade check block` still sees the student's own layernorm (the block tests accept own components)."""
+    alan = PROJECT / "examples" / "submissions" / "alan_ddof1"      # ddof=1 layernorm, correct wiring
+    code, output = grade("check", "block", "--path", alan)
+    assert code == 0, output
+    assert "8/8" in output and "error in the test itself" not in output

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu, /autograder/source = this zip).
+set -euo pipefail
+apt-get update
+apt-get install -y --no-install-recommends python3 python3-pip
+python3 -m pip install --no-cache-dir -r /autograder/source/requirements.txt

@@ -1,0 +1,104 @@
+"""The real nbgrader on `grade release`'s source notebook: generate_assignment gives students stubs and no hidden
+tests, and nbgrader autograde (the notebook) gives the same points as grade autograde (the code).
+
+About 20 s: nbgrader costs ~6 s per command plus ~3 s per notebook, so three students only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import PROJECT, notebook_code
+from test_cli import grade
+from test_release import hidden_texts, solution_bodies
+
+pytestmark = pytest.mark.slow
+ASSIGNMENT = "the-block"
+STUDENTS = ["ada_correct", "grace_partial", "kathy_erf_gelu"]          # correct, partial, faulty
+
+
+def nbgrader(course_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    """The real nbgrader command of this Python's environment (it calls alembic, so its bin goes on PATH)."""
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([str(bin_dir / "nbgrader"), *args], cwd=course_dir, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def course_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("nbgrader")
+    result = grade("release", "--out", root / "release", "--nbgrader-dir", root / "course",
+                   "--course", PROJECT / "course.json")
+    assert result.exit_code == 0, result.output
+    generated = nbgrader(root / "course", "generate_assignment", ASSIGNMENT, "--force")
+    assert generated.returncode == 0, generated.stdout + generated.stderr
+    return root / "course"
+
+
+def released_notebook(course_dir: Path) -> nbformat.NotebookNode:
+    return nbformat.read(course_dir / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+
+
+def test_the_released_notebook_has_stubs_and_no_hidden_tests_or_solutions(course_dir):
+    nb = released_notebook(course_dir)
+    text = "\n".join(c.source for c in nb.cells)
+    solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert len(solutions) == len(tests) == 5
+    for cell in solutions:
+        assert "raise NotImplementedError()" in cell.source and "BEGIN SOLUTION" not in cell.source
+    for cell in tests:
+        assert "points(" in cell.source and cell.metadata["editable"] is False
+    assert "HIDDEN TESTS" not in text and str(PROJECT) not in text
+    for lines in solution_bodies().values():
+        assert not [line for line in lines if line in text]
+    assert not [t for t in hidden_texts() if t in text]
+    released = {str(p.relative_to(course_dir / "release" / ASSIGNMENT))
+                for p in (course_dir / "release" / ASSIGNMENT).rglob("*") if p.is_file()}
+    public = {f"tests/public/{p.name}" for p in (PROJECT / "tests" / "public").glob("*.py")}
+    assert released == {f"{ASSIGNMENT}.ipynb", "course.json"} | public          # toy.py included, nothing hidden
+
+
+def student_notebook(course_dir: Path, student: str) -> nbformat.NotebookNode:
+    """The released notebook with the student's modules pasted into the solution cells."""
+    nb = released_notebook(course_dir)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if grade_id.endswith("_solution"):
+            cell.source = notebook_code(student, grade_id.removesuffix("_solution"))
+    return nb
+
+
+def test_nbgrader_autograde_and_grade_autograde_give_the_same_points(course_dir, tmp_path):
+    for student in STUDENTS:
+        folder = course_dir / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(student_notebook(course_dir, student), folder / f"{ASSIGNMENT}.ipynb")
+    result = nbgrader(course_dir, "autograde", ASSIGNMENT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+        by_nbgrader = {student: {g.name.removesuffix("_tests"): g.score for g in gradebook.find_submission_notebook(
+            ASSIGNMENT, ASSIGNMENT, student).grades} for student in STUDENTS}
+
+    code = tmp_path / "code"
+    for student in STUDENTS:
+        shutil.copytree(PROJECT / "examples" / "submissions" / student, code / student)
+    assert grade("autograde", code, "--out", tmp_path / "from_code").exit_code == 0
+    assert grade("autograde", "--nbgrader", course_dir, "--assignment", ASSIGNMENT,
+                 "--out", tmp_path / "from_notebooks", "--course", PROJECT / "course.json").exit_code == 0
+    for student in STUDENTS:
+        for source in ("from_code", "from_notebooks"):
+            doc = json.loads((tmp_path / source / f"{student}.json").read_text())
+            assert {p["name"]: p["score"] for p in doc["problems"]} == by_nbgrader[student], (student, source)
+    totals = {student: sum(scores.values()) for student, scores in by_nbgrader.items()}
+    assert totals["ada_correct"] == 100 and 0 < totals["grace_partial"] < 100 and 0 < totals["kathy_erf_gelu"] < 100

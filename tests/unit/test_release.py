@@ -1,0 +1,156 @@
+"""`grade release`: what students get holds no solution and no hidden test, and works with `grade check`;
+the nbgrader source notebook carries the solutions and tests nbgrader needs, worth the course's points."""
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import textwrap
+
+import nbformat
+import pytest
+from conftest import PROJECT
+from test_cli import grade
+
+from grader.course import load
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    root = tmp_path_factory.mktemp("release")
+    result = grade("release", "--out", root / "release", "--nbgrader-dir", root / "nbgrader",
+                   "--course", PROJECT / "course.json")
+    assert result.exit_code == 0, result.output
+    return root
+
+
+def release_texts(folder) -> dict[str, str]:
+    return {str(p.relative_to(folder)): p.read_text(encoding="utf-8", errors="replace")
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def public_material() -> str:
+    """What students may see anyway: the stubs and the public suites, as the instructor has them."""
+    files = list((PROJECT / "exercises").glob("*.py")) + list((PROJECT / "tests" / "public").glob("*.py"))
+    return "\n".join(p.read_text() for p in files)
+
+
+def solution_bodies() -> dict[str, list[str]]:
+    """Every function of the reference (helpers and nested ones too) -> its body's distinctive lines."""
+    bodies = {}
+    public = {line.strip() for line in public_material().splitlines()}
+    modules = {p["module"] for p in json.loads((PROJECT / "course.json").read_text())["problems"]}
+    for path in sorted(p for p in (PROJECT / "solutions").glob("*.py") if p.stem in modules):
+        source = path.read_text()
+        lines = source.splitlines()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                body = node.body[1:] if ast.get_docstring(node) else node.body
+                text = lines[body[0].lineno - 1:node.end_lineno]
+                bodies[f"{path.name}:{node.name}"] = [
+                    line.strip() for line in text if len(line.strip()) > 12 and line.strip() not in public]
+    return bodies
+
+
+def hidden_texts() -> list[str]:
+    """Every hidden test's name and docstring, and the hidden suites' module docstrings."""
+    texts = []
+    for path in (PROJECT / "tests" / "hidden").glob("test_*.py"):
+        tree = ast.parse(path.read_text())
+        texts.append(ast.get_docstring(tree).splitlines()[0])
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                texts += [node.name, ast.get_docstring(node).splitlines()[0]]
+    return texts
+
+
+def test_the_release_has_stubs_public_suites_a_student_course_and_readme(released):
+    release = released / "release"
+    for stub in (PROJECT / "exercises").glob("*.py"):
+        assert (release / "exercises" / stub.name).read_text() == stub.read_text()
+    for suite in (PROJECT / "tests" / "public").glob("*.py"):
+        assert (release / "tests" / "public" / suite.name).read_text() == suite.read_text()
+    assert (release / "tests" / "public" / "toy.py").is_file()
+    assert not (release / "solutions").exists() and not (release / "tests" / "hidden").exists()
+    manifest = json.loads((release / "course.json").read_text())
+    assert "solutions" not in manifest and "lms" not in manifest
+    assert all("hidden" not in p for p in manifest["problems"])
+    student_course = load(release / "course.json")
+    assert student_course.solutions is None
+    assert student_course.problem_names == load(PROJECT / "course.json").problem_names
+    readme = (release / "README.md").read_text()
+    assert "grade check" in readme and "pip install ." in readme
+
+
+def test_no_solution_body_and_no_hidden_test_is_in_the_release(released):
+    texts = release_texts(released / "release")
+    everything = "\n".join(texts.values())
+    bodies = solution_bodies()
+    assert len(bodies) >= 10 and all(bodies.values())               # the search has something to find
+    for function, lines in bodies.items():
+        for line in lines:
+            assert line not in everything, f"{function}: {line!r} is in the release"
+    for text in hidden_texts():
+        assert text not in everything, f"hidden {text!r} is in the release"
+
+
+def test_grade_check_works_in_the_release(released, tmp_path):
+    release = tmp_path / "release"
+    shutil.copytree(released / "release", release)
+    stubs = grade("check", cwd=release)
+    assert stubs.exit_code == 1 and "not implemented yet" in stubs.output
+    for reference in (PROJECT / "solutions").glob("*.py"):
+        shutil.copy(reference, release / "exercises" / reference.name)
+    solved = grade("check", cwd=release)
+    assert solved.exit_code == 0, solved.output
+
+
+def test_a_rerun_replaces_the_release_but_never_a_folder_it_did_not_write(released, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    result = grade("release", "--out", mine, "--nbgrader-dir", tmp_path / "nb", "--course", PROJECT / "course.json")
+    assert result.exit_code == 2 and "was not written by grade release" in result.output
+    assert (mine / "notes.txt").read_text() == "keep me"
+    again = tmp_path / "again"
+    for _ in range(2):
+        result = grade("release", "--out", again, "--nbgrader-dir", tmp_path / "nb",
+                       "--course", PROJECT / "course.json")
+        assert result.exit_code == 0, result.output
+
+
+def source_notebook(released):
+    return nbformat.read(released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", as_version=4)
+
+
+def test_the_source_notebook_has_text_solution_and_locked_test_cells_worth_the_course_points(released):
+    nb = source_notebook(released)
+    nbformat.validate(nb)
+    course = load(PROJECT / "course.json")
+    meta = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
+    assert len(meta) == 2 * len(course.problems)
+    for problem in course.problems:
+        solution, tests = meta[f"{problem.name}_solution"], meta[f"{problem.name}_tests"]
+        assert solution.metadata["nbgrader"].items() >= {"solution": True, "grade": False, "locked": False}.items()
+        assert tests.metadata["nbgrader"].items() >= {"grade": True, "solution": False, "locked": True,
+                                                       "points": problem.points, "schema_version": 3}.items()
+        assert solution.source.count("### BEGIN SOLUTION") == len(problem.functions)
+        assert solution.source.count("### END SOLUTION") == len(problem.functions)
+        public, _, rest = tests.source.partition("### BEGIN HIDDEN TESTS")
+        hidden, _, after = rest.partition("### END HIDDEN TESTS")
+        assert str(PROJECT / "course.json") in hidden and str(PROJECT) not in public + after
+        assert f"points({problem.name!r}, hidden_tests)" in after
+        text = nb.cells[nb.cells.index(solution) - 1]
+        assert text.cell_type == "markdown" and problem.name in text.source
+    assert sum(c.metadata["nbgrader"].get("points", 0) for c in meta.values()) == course.max_score
+
+
+def test_the_source_notebooks_code_is_the_reference(released, tmp_path):
+    """Its solution cells, read back as a submission, score full marks: the weaving lost nothing."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", subs / "reference.ipynb")
+    result = grade("autograde", subs, "--out", tmp_path / "out", "--course", PROJECT / "course.json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "out" / "reference.json").read_text())
+    assert doc["score"] == doc["max_score"] == 100, textwrap.shorten(str(doc.get("submission_notes")), 300)
