@@ -77,13 +77,15 @@ def main(argv: list[str]) -> int:
     """``python -m grader.nbcheck COURSE_JSON FOLDER RESULT_JSON [--hidden]``: grade FOLDER, write its score."""
     from .course import load
     from .runner import Job, run
+    from .sandbox import available_levels
     from .scoring import score
 
     course_path, folder, result = argv[:3]
     hidden = "--hidden" in argv[3:]
     course = load(course_path)
     graded: list = []
-    run(course, [Job("notebook", Path(folder))], graded.append, hidden=hidden)
+    run(course, [Job("notebook", Path(folder))], graded.append, hidden=hidden, level=available_levels()[0],
+        warm=False)
     Path(result).write_text(json.dumps(score(course, graded[0], hidden=hidden)), encoding="utf-8")
     return 0
 

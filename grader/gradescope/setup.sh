@@ -3,4 +3,5 @@
 set -euo pipefail
 apt-get update
 apt-get install -y --no-install-recommends python3 python3-pip
+apt-get install -y --no-install-recommends bubblewrap || true     # used where the container permits it
 python3 -m pip install --no-cache-dir -r /autograder/source/requirements.txt
