@@ -206,6 +206,10 @@ def _choose_level(level: str, unsafe: bool, sandbox) -> str:
     if chosen == sandbox.PROCESS and not unsafe:
         raise GradeError("no sandbox: student code would run with only process isolation; install bubblewrap "
                          "(apt-get install bubblewrap) or pass --unsafe")
+    if chosen == sandbox.PROCESS and os.name == "posix" and os.geteuid() == 0:
+        click.echo("Warning: --unsafe as root: student code runs as root with only process isolation and can "
+                   "read, change or kill anything on this machine; grade as an unprivileged user, or use bwrap.",
+                   err=True)
     return chosen
 
 

@@ -40,6 +40,10 @@ class Student:
         text, self._output = "".join(self._output), []
         return text
 
+    def restart(self) -> None:
+        """Start the next call in a fresh worker: nothing the student's code did before is remembered."""
+        self._worker.restart()
+
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in self._functions:
             raise AttributeError(f"no student function {name!r} in course.json")

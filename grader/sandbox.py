@@ -508,6 +508,10 @@ class Worker:
                                output=output)
         return Reply(payload["value"], payload.get("inputs"), output, seconds)
 
+    def restart(self) -> None:
+        """Kill the worker (and all it started); the next call starts a fresh one."""
+        self._kill()
+
     def close(self) -> None:
         self._kill()
         shutil.rmtree(self._tmp, ignore_errors=True)

@@ -36,7 +36,9 @@ HANG = "def gelu(x):\n    while True:\n        pass\n"
 
 def wall(cmd: list[str], **kwargs) -> float:
     started = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
+    if proc.returncode not in (0, 1):                    # 1: `grade check` on code that fails a test
+        raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
     return time.perf_counter() - started
 
 
@@ -68,6 +70,8 @@ def measured(cmd: list[str]) -> tuple[float, float, float]:
                 if kind == "worker" or "python" in args:
                     peak[kind] = max(peak[kind], int(rss) / 1024)
         time.sleep(0.02)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed with exit status {proc.returncode}")
     return time.perf_counter() - started, peak["worker"], peak["grader"]
 
 

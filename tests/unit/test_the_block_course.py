@@ -86,3 +86,31 @@ def test_checking_one_problem_gives_it_the_points_a_full_check_gives():
     code, output = grade("check", "block", "--path", alan)
     assert code == 0, output
     assert "8/8" in output and "error in the test itself" not in output
+
+
+def test_stateful_components_cannot_earn_the_block_wiring_points(tmp_path):
+    """A block that returns x, with components that return zeros only right after block() or mlp() ran,
+    would match "your own components" if that fallback ran in the same worker: it runs in a fresh one."""
+    import shutil
+    cheat = tmp_path / "subs" / "mallory"
+    shutil.copytree(PROJECT / "solutions", cheat)
+    (cheat / "trap.py").write_text("ARMED = [False]\n")
+    for module, function in (("attention", "attention"), ("gelu", "gelu")):
+        source = (cheat / f"{module}.py").read_text()
+        source += (f"\n_real_{function} = {function}\n"
+                   f"def {function}(*args, **kwargs):\n"
+                   "    import numpy as np, trap\n"
+                   "    if trap.ARMED[0]:\n"
+                   "        trap.ARMED[0] = False\n"
+                   f"        return np.zeros_like(_real_{function}(*args, **kwargs))\n"
+                   f"    return _real_{function}(*args, **kwargs)\n")
+        (cheat / f"{module}.py").write_text(source)
+    (cheat / "block.py").write_text(
+        "import numpy as np\nimport trap\n"
+        "def mlp(u, W_1, W_2):\n    trap.ARMED[0] = True\n    return np.zeros((u.shape[0], W_2.shape[1]))\n"
+        "def block(x, params, n_heads=1, use_attention=True):\n    trap.ARMED[0] = True\n    return np.array(x, dtype=float)\n")
+    code, output = grade("autograde", cheat.parent, "--out", tmp_path / "out", "--quiet")
+    assert code == 0, output
+    doc = json.loads((tmp_path / "out" / "mallory.json").read_text())
+    block = next(p for p in doc["problems"] if p["name"] == "block")
+    assert block["score"] < 5, block
