@@ -26,6 +26,8 @@ import traceback
 from io import BytesIO
 
 import numpy as np
+import numpy.linalg  # noqa: F401  numpy loads these lazily: load them once in the zygote, not in every worker
+import numpy.random  # noqa: F401
 
 MAX_FRAME = 16 << 20          # bytes in one frame (one array or the JSON document)
 MAX_MESSAGE = 32 << 20        # bytes in one message, all frames together
@@ -290,7 +292,7 @@ def _kill_all(in_pid_namespace: bool, children: set[int]) -> bool:
                     pass
         if not alive:
             return True
-        time.sleep(0.005)
+        time.sleep(0.0005)
     return False
 
 
