@@ -26,9 +26,9 @@ MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 @lru_cache(maxsize=1)
 def validator():
     """The JSON Schema validator of one score object."""
-    import jsonschema                                   # imported here: it is slow to import
+    from ..report import jsonschema_module
 
-    return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    return jsonschema_module().Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 
 def score_object(row: Row, timestamp: str) -> dict:
