@@ -10,7 +10,7 @@ Inputs stay moderate (scores far below exp's overflow), so components without ma
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_close, assert_close_any
+from public.test_block import assert_close_or_own, own_components_block  # the same wiring check
 from public.toy import LN_H5, M5, PARAMS, W_1, W_2, X, Y5, Y5_NO_ATTENTION
 
 F32 = {"rtol": 1e-4, "atol": 1e-5}  # float32 input against the reference on the float64 cast
@@ -27,44 +27,6 @@ def random_params(rng, d, d_ff, affine=True):
             p[f"gamma_{i}"] = 1.0 + 0.5 * rng.normal(size=d)
             p[f"beta_{i}"] = 0.5 * rng.normal(size=d)
     return p
-
-
-def own_components_block(student, x, params, n_heads=1, use_attention=True):
-    """The block wired from your own layernorm, attention and gelu exactly as specified."""
-    def norm(v, which):  # -> (layernorm's output, its input as layernorm left it)
-        gamma, beta = params.get(f"gamma_{which}"), params.get(f"beta_{which}")
-        args = (v,) if gamma is None and beta is None else (v, gamma, beta)
-        out, args_after, _ = student.call_with_inputs("layernorm", *args)
-        return out, args_after[0]
-
-    heads = () if n_heads == 1 else (n_heads,)
-    h = x
-    if use_attention:
-        u, x = norm(x, 1)
-        h = x + student.attention(u, params["W_q"], params["W_k"], params["W_v"], params["W_o"], *heads)
-    u, h = norm(h, 2)
-    return h + student.gelu(u @ params["W_1"]) @ params["W_2"]
-
-
-def assert_close_or_own(student, got, expected, own, *, what, diagnose=None, **tol):
-    """Pass when `got` matches `expected`, or else `own()`: the same wiring built from the student's own components.
-
-    `own` is only called when `got` differs from `expected`, which saves the calls for a correct solution, and
-    in a fresh worker, so the student's components know nothing of what ran before.
-    `diagnose` names a known wiring mistake when neither matches.
-    """
-    try:
-        assert_close(got, expected, what=what, **tol)
-        return
-    except Mismatch:
-        pass
-    candidates = {"the expected values": expected}
-    student.restart()   # a fresh worker: components cannot behave differently because the block just ran
-    try:
-        candidates["your own components, wired as specified"] = own()
-    except (TypeError, ValueError):  # a component returned something of the wrong shape or type
-        pass
-    assert_close_any(got, candidates, what=what, diagnose=diagnose, **tol)
 
 
 @pytest.mark.points(1.5)
