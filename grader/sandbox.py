@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import worker as wire
-from .errors import StudentError
+from .errors import GradeError, StudentError
 
 WORKER_SCRIPT = Path(wire.__file__).resolve()
 MAX_SUBMISSION_FILES = 200
@@ -182,6 +182,7 @@ class Zygote:
 
         self.level = level
         self.drop_uid = level == BWRAP and os.geteuid() == 0
+        tmp_root = Path(tmp_root).resolve() if tmp_root else None      # bwrap and the cwd need absolute paths
         self.spool = Path(tempfile.mkdtemp(prefix="grade-spool-", dir=tmp_root))     # what the sandbox sees
         self.spool.chmod(0o755)
         self.logs = Path(tempfile.mkdtemp(prefix="grade-logs-", dir=tmp_root))       # what it does not
@@ -206,6 +207,12 @@ class Zygote:
         self._exits: dict[int, int] = {}
         self._exited = threading.Condition()
         threading.Thread(target=self._listen, daemon=True).start()
+        try:                                  # a sandbox that cannot start is the grader's problem, not the class's
+            self._ask({"op": "ping"}, timeout=60)
+        except RuntimeError:
+            why = self._log.read_text(errors="replace").strip().splitlines()[-3:] if self._log.exists() else []
+            self.close()
+            raise GradeError(f"the {level} sandbox could not start: {' / '.join(why) or 'no output'}") from None
 
     def __enter__(self) -> "Zygote":
         return self
@@ -333,6 +340,7 @@ class Worker:
         self.level = level
         self._zygote = zygote
         self._drop_uid = level == BWRAP and os.geteuid() == 0
+        tmp_root = Path(tmp_root).resolve() if tmp_root else None
         self._tmp = Path(tempfile.mkdtemp(prefix="grade-", dir=zygote.spool if zygote else tmp_root))
         if zygote is not None:
             self._tmp.chmod(0o755)

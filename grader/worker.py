@@ -366,6 +366,8 @@ def zygote(in_pid_namespace: bool) -> None:
                 os.close(fd)
             children.add(pid)
             send({"op": "spawned", "pid": pid})
+        elif request["op"] == "ping":
+            send({"op": "pong"})
         elif request["op"] == "kill":
             clean = _kill_all(in_pid_namespace, children)
             reap()

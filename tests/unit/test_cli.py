@@ -147,3 +147,11 @@ def test_progress_lines_when_not_a_terminal_and_nothing_when_quiet(mini_course, 
     q = grade("autograde", folder.parent, "--out", tmp_path / "b", "--course", mini_course, "--quiet")
     assert q.exit_code == 0 and q.output == ""
     assert len(list((tmp_path / "b").glob("*.json"))) == 3
+
+
+def test_autograde_with_a_relative_output_folder(mini_course, submission, tmp_path):
+    """`--out scores/` relative to where the command runs (as `make demo` does) grades like an absolute one."""
+    folder = submission(GOOD, name="rel")
+    r = grade("autograde", folder.parent, "--out", "scores", "--course", mini_course, cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "scores" / "rel.json").read_text())["score"] == 4

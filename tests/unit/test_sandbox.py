@@ -414,3 +414,13 @@ def test_a_zombie_leader_with_a_live_thread_is_killed_too(submission, make_bwrap
     while threads() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert threads() == []
+
+
+def test_a_sandbox_that_cannot_start_is_a_grader_error_not_zero_points(monkeypatch, bwrap_level):
+    """If the zygote's sandbox cannot start (here: no interpreter inside it), grading stops with a clear
+    error instead of scoring a whole class 0 for "crashed" workers."""
+    import grader.sandbox as sandbox
+    from grader.errors import GradeError
+    monkeypatch.setattr(sandbox, "_runtime_paths", lambda: [])
+    with pytest.raises(GradeError, match="sandbox could not start"):
+        sandbox.Zygote(bwrap_level)
