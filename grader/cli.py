@@ -151,8 +151,8 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
             err.print(line, markup=False)
         docs, failures = [], []
         if not force:
-            kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level)) for job in job_list)
-                    if doc]
+            kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level),
+                                                by_student[job.student].submitted_at) for job in job_list) if doc]
             docs += kept
             unchanged = {doc["student"] for doc in kept}
             job_list = [job for job in job_list if job.student not in unchanged]
@@ -213,8 +213,9 @@ def _choose_level(level: str, unsafe: bool, sandbox) -> str:
     return chosen
 
 
-def _up_to_date(out_dir: Path, job, course, sandbox_level: str) -> dict | None:
-    """The existing score file of ``job`` if it was made from the same files, course, grader and sandbox."""
+def _up_to_date(out_dir: Path, job, course, sandbox_level: str, submitted_at) -> dict | None:
+    """The existing score file of ``job`` if it was made from the same files, course, grader and sandbox,
+    and (when the course has a due date) the same submission time."""
     import json
 
     from . import scoring
@@ -226,6 +227,9 @@ def _up_to_date(out_dir: Path, job, course, sandbox_level: str) -> dict | None:
     same = (isinstance(doc, dict) and doc.get("course_sha256") == course.sha256
             and doc.get("grader_version") == __version__ and doc.get("sandbox") == sandbox_level
             and "error" not in doc and doc.get("submission_sha256") == scoring.submission_sha256(job.path))
+    if same and course.due is not None:
+        when = submitted_at.isoformat(timespec="milliseconds") if submitted_at else None
+        same = (doc.get("late") or {}).get("submitted_at") == when
     return doc if same else None
 
 

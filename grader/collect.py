@@ -60,6 +60,8 @@ def _notebook_cells(path: Path) -> list[tuple[str, str]]:
 def _convert(course: Course, sources: list[Path], target: Path, notes: list[str]) -> Path:
     """Write the course's modules, built from ``sources`` (notebooks and .py files), into ``target``."""
     cells: list[tuple[str, str]] = []
+    if sum(path.stat().st_size for path in sources) > MAX_SOURCE_BYTES:
+        raise StudentError("too_large", f"more than {MAX_SOURCE_BYTES >> 20} MiB of notebooks and .py files")
     for path in sources:
         try:
             if path.suffix == ".ipynb":
@@ -136,12 +138,12 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     submitted_at, error = None, ""
     try:
         if path.is_dir():
-            submitted_at = _timestamp(path, notes)
+            if notebook is not None:                     # nbgrader wrote it; in a student's own files it is
+                submitted_at = _timestamp(path, notes)   # whatever the student wrote, so it is not read there
             folder = _from_folder(course, student, path, work, notes, notebook)
         elif path.suffix == ".zip":
             unzipped = unzip(path, work / "unzipped" / student)
             notes += unzipped.notes
-            submitted_at = _timestamp(_descend(unzipped.folder), notes)
             folder = _from_folder(course, student, unzipped.folder, work, notes, notebook)
         else:
             notes.append(f"graded the {'code cells' if path.suffix == '.ipynb' else 'functions'} of {path.name}")
@@ -149,11 +151,16 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     except StudentError as err:
         error = err.message
         folder = work / "empty" / student
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)
+    except (Exception, RecursionError) as err:            # a file that breaks the parser costs only its student
+        error = f"the submission could not be read: {type(err).__name__}"
+        folder = work / "empty" / student
+        folder.mkdir(parents=True, exist_ok=True)
     return Submission(student, folder, tuple(notes), submitted_at, error)
 
 
 SUFFIXES = (".zip", ".ipynb", ".py")
+MAX_SOURCE_BYTES = 4 << 20   # notebooks and .py files read for one submission
 
 
 def from_path(course: Course, submissions: Path, work: Path) -> tuple[list[Submission], list[str]]:

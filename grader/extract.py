@@ -114,7 +114,13 @@ def segment(source_lines: list[str], source: str, node: ast.stmt) -> str:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
         return "\n".join(source_lines[first - 1:node.end_lineno])
-    return ast.get_source_segment(source, node) or ast.unparse(node)
+    # Not ast.get_source_segment: it splits the whole source again for every statement (quadratic).
+    lines = [line.encode() for line in source_lines[node.lineno - 1:node.end_lineno]]   # offsets are in bytes
+    if not lines or node.end_col_offset is None:
+        return ast.unparse(node)
+    lines[-1] = lines[-1][:node.end_col_offset]
+    lines[0] = lines[0][node.col_offset:]
+    return b"\n".join(lines).decode(errors="replace")
 
 
 def is_course_import(node: ast.stmt, modules: set[str]) -> bool:

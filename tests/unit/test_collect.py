@@ -141,3 +141,40 @@ def test_autograde_needs_one_source(mini_course, tmp_path):
     r = grade("autograde", "--nbgrader", tmp_path, "--assignment", "ps1", "--out", tmp_path / "o",
               "--course", mini_course)
     assert r.exit_code == 2 and "not an nbgrader course" in r.output
+
+
+def test_a_parser_breaking_file_costs_only_its_student(tmp_path):
+    """Code nested 100,000 deep makes Python's parser fail (RecursionError or MemoryError): that student
+    gets an error, and collecting the others goes on; a long file is read in linear time."""
+    import time
+
+    from grader.collect import from_path
+    from grader.course import load
+
+    course = load(PROJECT / "course.json")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "deep.py").write_text("x = a" + ".b" * 100_000 + "\n")
+    (subs / "long.py").write_text("\n".join(f"a{i} = 1" for i in range(20_000)) + "\ndef gelu(x):\n    return x\n")
+    started = time.monotonic()
+    found, _ = from_path(course, subs, tmp_path / "work")
+    assert time.monotonic() - started < 60
+    by_name = {s.student: s for s in found}
+    assert by_name["deep"].error and not by_name["long"].error
+    assert (by_name["long"].folder / "gelu.py").is_file()
+
+
+def test_a_timestamp_inside_a_student_zip_is_not_trusted(tmp_path):
+    import zipfile
+
+    from grader.collect import from_path
+    from grader.course import load
+
+    course = load(PROJECT / "course.json")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    with zipfile.ZipFile(subs / "eve.zip", "w") as z:
+        z.writestr("timestamp.txt", "2000-01-01 00:00:00 UTC")
+        z.writestr("gelu.py", "def gelu(x):\n    return x\n")
+    found, _ = from_path(course, subs, tmp_path / "work")
+    assert found[0].submitted_at is None
