@@ -81,7 +81,11 @@ def read_message(stream):
 
 
 def write_message(stream, obj) -> None:
-    stream.write(b"".join(_HEADER.pack(len(f)) + f for f in encode(obj)))
+    write_frames(stream, encode(obj))
+
+
+def write_frames(stream, frames: list[bytes]) -> None:
+    stream.write(b"".join(_HEADER.pack(len(f)) + f for f in frames))
     stream.flush()
 
 
@@ -260,8 +264,7 @@ def main(argv: list[str]) -> None:
                 stream.flush()
             except BaseException:
                 pass
-        replies.write(b"".join(_HEADER.pack(len(f)) + f for f in frames))
-        replies.flush()
+        write_frames(replies, frames)
 
 
 # ---------------------------------------------------------------- the zygote: warm workers by fork
