@@ -25,3 +25,17 @@ class StudentError(Exception):
         self.message = message
         self.detail = detail      # the student's traceback lines; may show values, so public tests only
         self.output = output      # what the student's code printed during the call
+
+
+class Deferred(Exception):
+    """Raised by a test whose verdict needs the student's code in a fresh worker, e.g. to check a block's
+    wiring with the student's own components, which must know nothing of what the block just ran.
+
+    The runner finishes the test after the submission's other tests: it starts one fresh worker, which
+    runs only such checks, and ``check()``'s outcome (returns, raises Mismatch, ...) is the test's verdict.
+    One fresh worker a submission, not one a failed test.
+    """
+
+    def __init__(self, check):
+        super().__init__("finished later, in a fresh worker")
+        self.check = check

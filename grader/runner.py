@@ -8,6 +8,7 @@ Student code runs only in the sandboxed worker behind the proxy. Each collected 
 from __future__ import annotations
 
 import importlib
+import inspect
 import multiprocessing
 import os
 import queue
@@ -24,7 +25,7 @@ import pytest
 from .compare import Mismatch
 from .course import Course, Problem
 from .course import load as load_course
-from .errors import GradeError, StudentError
+from .errors import Deferred, GradeError, StudentError
 from .figures import Figures
 from .proxy import Student
 from .sandbox import PROCESS, Worker, Zygote, describe
@@ -134,7 +135,10 @@ class GradingPlugin:
         self._verdicts: dict[str, tuple[str, str, str]] = {}
         self._feedback: dict[str, dict] = {}
         self._figures: dict[str, Figures] = {}
+        self._deferred: list[tuple[pytest.Item, Deferred, str]] | None = None
         self._suites: dict[Path, tuple[Problem, bool]] = {}
+        self._public: dict[str, bool] = {}                # nodeid -> may the student see values and output
+        self._direct_args: dict[str, list[str] | None] = {}   # nodeid -> arguments when called directly
         for p in course.problems:
             self._suites[p.public] = (p, True)
             if p.hidden:
@@ -201,6 +205,8 @@ class GradingPlugin:
         table, totals = [], {}
         for item in session.items:
             problem, public = self._suites[Path(item.path).resolve()]
+            self._public[item.nodeid] = public
+            self._direct_args[item.nodeid] = self._direct(item)
             marker = item.get_closest_marker("points")
             if marker is None or not marker.args or not isinstance(marker.args[0], (int, float)) \
                     or marker.args[0] <= 0:
@@ -243,8 +249,11 @@ class GradingPlugin:
 
     def _record(self, item: pytest.Item, exc: BaseException | None) -> None:
         """Keep a test's first verdict, and the feedback (diff, diagnosis, figures) the student may see."""
-        _, public = self._suites[Path(item.path).resolve()]
+        public = self._public[item.nodeid]
         output = self._student.take_output() if self._student else ""
+        if isinstance(exc, Deferred) and self._deferred is not None:
+            self._deferred.append((item, exc, output))
+            return
         if exc is None:
             self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
         else:
@@ -255,41 +264,61 @@ class GradingPlugin:
             self._feedback.setdefault(item.nodeid, {})["figures"] = self._figures[item.nodeid].items
 
     @staticmethod
-    def _direct(item: pytest.Item) -> bool:
-        """A plain test function whose only fixtures are ours: call it without pytest's per-test machinery."""
-        return (isinstance(item, pytest.Function) and not hasattr(item, "callspec")
-                and set(item.fixturenames) <= {"student", "reference", "mistakes", "figure"})
+    def _direct(item: pytest.Item) -> list[str] | None:
+        """A plain test function whose only fixtures are ours (``figure`` asks pytest for ``request``):
+        its arguments, to call it without pytest's per-test machinery; None for any other item."""
+        ours = {"student", "reference", "mistakes", "figure"}
+        if not isinstance(item, pytest.Function) or hasattr(item, "callspec") \
+                or not set(item.fixturenames) <= ours | {"request"}:
+            return None
+        names = list(inspect.signature(item.obj).parameters)
+        return names if set(names) <= ours else None
 
-    def _call_directly(self, item: pytest.Function) -> None:
+    def _call_directly(self, item: pytest.Function, names: list[str]) -> None:
         """Run one test function with the grader's fixtures and record its verdict (the same verdicts as
         through pytest's protocol, about a millisecond faster a test)."""
+        self._finish(item, lambda: item.obj(**{name: self._value(name, item.nodeid) for name in names}))
+
+    def _finish(self, item: pytest.Item, test: Callable[[], object]) -> None:
         try:
-            item.obj(**{name: self._value(name, item.nodeid) for name in item.fixturenames})
+            test()
         except (Exception, pytest.skip.Exception, pytest.fail.Exception) as exc:
             self._record(item, exc)
         else:
             self._record(item, None)
 
+    def _run_deferred(self, worker: Worker, problems: dict[str, Problem]) -> None:
+        """Finish the tests that raised Deferred, in one fresh worker that runs nothing else."""
+        deferred, self._deferred = self._deferred, None
+        if deferred:
+            worker.restart()
+        for item, exc, output in deferred:
+            self._student.charge_to(problems[item.nodeid].name)
+            self._student.put_back_output(output)        # what the test's first part printed
+            self._finish(item, exc.check)
+
     def _grade(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
-        self._verdicts, self._feedback, self._figures = {}, {}, {}
+        self._verdicts, self._feedback, self._figures, self._deferred = {}, {}, {}, []
         error = ""
         try:
             with Worker(job.path, self.course.limits, self.level, self._warm_zygote(), self.tmp_root) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits)
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
-                    if self._direct(item):
-                        self._call_directly(item)
+                    args = self._direct_args[item.nodeid]
+                    if args is not None:
+                        self._call_directly(item, args)
                     else:
                         nextitem = items[i + 1][0] if i + 1 < len(items) else None
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                self._run_deferred(worker, {item.nodeid: problem for item, problem, _, _ in items})
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message
         except Exception as exc:                         # never let one submission stop the batch
             error = f"the grader failed on this submission: {type(exc).__name__}: {exc}"
         finally:
-            self._student = None
+            self._student, self._deferred = None, None
         results = []
         for item, problem, points, visibility in items:
             status, kind, output = self._verdicts.get(item.nodeid, ("error", "not_run", f"not run: {error}"))
@@ -348,8 +377,16 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
         raise GradeError(f"pytest could not run the suites (exit status {int(code)})")
 
 
-def _serve(course_path: str, hidden: bool, level: str, tmp_root: Path | None, tasks, results) -> None:
-    """A grader process for :func:`run_parallel`: grade jobs from ``tasks`` until it sends ``None``."""
+def _serve(course_path: str, hidden: bool, level: str, tmp_root: Path | None, core: int | None, tasks,
+           results) -> None:
+    """A grader process for :func:`run_parallel`: grade jobs from ``tasks`` until it sends ``None``.
+
+    With ``core`` (Linux), this process and the workers it starts run on that CPU only: a call's round
+    trip then wakes the other side on the same core, which costs the worker about 40% less CPU a call
+    than a wake-up across cores (measured: 92 against 156 µs).
+    """
+    if core is not None:
+        os.sched_setaffinity(0, {core})
     course = load_course(course_path)
 
     def jobs():
@@ -377,16 +414,20 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
         tasks.put(job)
     pending = len(jobs)
     procs: dict[int, multiprocessing.Process] = {}
+    cores: dict[int, int | None] = {}                    # grader pid -> the core it is pinned to
     current: dict[int, Job] = {}
+    free = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(free) < min(processes, len(jobs)):
+        free = []                                        # fewer cores than graders: let the kernel place them
 
-    def start() -> None:
-        proc = ctx.Process(target=_serve, args=(str(course.path), hidden, level, tmp_root, tasks, results),
+    def start(core: int | None) -> None:
+        proc = ctx.Process(target=_serve, args=(str(course.path), hidden, level, tmp_root, core, tasks, results),
                            daemon=True)
         proc.start()
-        procs[proc.pid] = proc
+        procs[proc.pid], cores[proc.pid] = proc, core
 
-    for _ in range(min(processes, len(jobs))):
-        start()
+    for i in range(min(processes, len(jobs))):
+        start(free[i] if free else None)
     while pending:
         try:
             tag, pid, payload = results.get(timeout=1.0)
@@ -400,7 +441,7 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
                         on_result(Graded(job, (), 0.0, describe(level),
                                          f"the grader process died (exit code {proc.exitcode})"))
                     if pending:
-                        start()
+                        start(cores.pop(pid))
             continue
         if tag == "start":
             current[pid] = payload

@@ -296,12 +296,13 @@ class Zygote:
 
 
 class _Channel:
-    """The grader's end of a forked worker's socket, as a stream whose reads and writes give up at
-    ``deadline`` (``time.monotonic()``) with :class:`TimeoutError`."""
+    """The grader's end of a forked worker's socket, as a buffered stream whose reads and writes give up
+    at ``deadline`` (``time.monotonic()``) with :class:`TimeoutError`."""
 
     def __init__(self, sock):
         self.sock = sock
         self.deadline = 0.0
+        self._buffer = memoryview(b"")
 
     def _arm(self) -> None:
         left = self.deadline - time.monotonic()
@@ -310,8 +311,13 @@ class _Channel:
         self.sock.settimeout(left)
 
     def read(self, n: int) -> bytes:
-        self._arm()
-        return self.sock.recv(min(n, 1 << 20))
+        if not self._buffer:                             # one recv usually holds a whole reply
+            self._arm()
+            self._buffer = memoryview(self.sock.recv(min(max(n, 1 << 16), 1 << 20)))
+            if not self._buffer:
+                return b""
+        data, self._buffer = self._buffer[:n], self._buffer[n:]
+        return data.tobytes()
 
     def write(self, data: bytes) -> None:
         self._arm()
@@ -351,6 +357,7 @@ class Worker:
             raise
         self._log_path = (zygote.logs if zygote else self._tmp) / f"{self._tmp.name}.log"
         self._log_path.touch()
+        self._log = open(self._log_path, "rb")          # the student's output, read back after each call
         self._proc: subprocess.Popen | None = None       # without a zygote
         self._pid: int | None = None                     # with a zygote
         self._channel = None
@@ -452,9 +459,8 @@ class Worker:
 
     def _output_since(self, offset: int) -> str:
         try:
-            with open(self._log_path, "rb") as f:
-                f.seek(offset)
-                data = f.read(self.limits.output_kb << 10)
+            self._log.seek(offset)
+            data = self._log.read(self.limits.output_kb << 10)
         except OSError:
             return ""
         return data.decode("utf-8", errors="replace").replace("\x00", "")
@@ -493,7 +499,7 @@ class Worker:
         """
         if not self._running:
             self._start()
-        offset = self._log_path.stat().st_size
+        offset = os.fstat(self._log.fileno()).st_size
         nonce = secrets.token_hex(8)       # a reply must echo it: nothing answers a call in advance
         request = {"op": "call", "id": nonce, "module": module, "function": function, "args": list(args),
                    "kwargs": dict(kwargs), "return_inputs": return_inputs}
@@ -522,6 +528,7 @@ class Worker:
 
     def close(self) -> None:
         self._kill()
+        self._log.close()
         shutil.rmtree(self._tmp, ignore_errors=True)
         if self._zygote is not None:
             self._log_path.unlink(missing_ok=True)

@@ -8,8 +8,11 @@ both sides share one implementation of the wire format.
 
 Wire format: each message is a list of frames; a frame is an 8-byte big-endian length and that
 many bytes. Frame 0 is a JSON document (``allow_nan`` so a student's NaN survives the trip); each
-further frame is one array in ``.npy`` format, written and read with ``allow_pickle=False`` and
-referenced from the JSON as ``{"$nd": index}``. Dicts travel as ``{"$dict": {...}}``.
+further frame is one array's raw bytes in C order (``ndarray.tobytes``), referenced from the JSON as
+``{"$nd": index, "dtype": "<f8", "shape": [2, 3]}`` and rebuilt with ``np.frombuffer``; only numeric
+dtypes pass. Dicts travel as ``{"$dict": {...}}``. (The ``.npy`` format carries the same three
+things, but ``np.load`` parses its header with ``ast.literal_eval``: 90 µs an array, a third of a
+call's round trip.)
 """
 from __future__ import annotations
 
@@ -23,7 +26,6 @@ import struct
 import sys
 import time
 import traceback
-from io import BytesIO
 
 import numpy as np
 import numpy.linalg  # noqa: F401  numpy loads these lazily: load them once in the zygote, not in every worker
@@ -104,10 +106,8 @@ def encode(obj) -> list[bytes]:
                 raise WireError("bad_type", f"returned an array of dtype {value.dtype}: use a numeric dtype")
             if value.nbytes > MAX_FRAME - 4096 or len(arrays) >= MAX_ARRAYS:
                 raise WireError("too_large", f"returned an array of {value.nbytes} bytes")
-            buf = BytesIO()
-            np.save(buf, value, allow_pickle=False)
-            arrays.append(buf.getvalue())
-            return {"$nd": len(arrays) - 1}
+            arrays.append(value.tobytes())
+            return {"$nd": len(arrays) - 1, "dtype": value.dtype.str, "shape": list(value.shape)}
         if kind in _SCALARS:
             return value
         if kind in _NUMPY_SCALARS:
@@ -131,17 +131,34 @@ def encode(obj) -> list[bytes]:
     return [head] + arrays
 
 
+def _array(data: bytes, dtype, shape) -> np.ndarray:
+    """An array's frame -> a writable ndarray; raises WireError unless the dtype is numeric and the
+    bytes are exactly ``shape`` of it."""
+    try:
+        dtype = np.dtype(dtype) if type(dtype) is str and len(dtype) <= 8 else None
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in "biufc" or dtype.fields is not None or dtype.subdtype is not None:
+        raise WireError("bad_type", "an array of a dtype that may not travel")
+    if (type(shape) is not list or len(shape) > 32 or not all(type(n) is int and n >= 0 for n in shape)
+            or len(data) != dtype.itemsize * int(np.prod(shape, dtype=object))):
+        raise WireError("bad_type", "an array whose shape does not match its bytes")
+    return np.frombuffer(bytearray(data), dtype).reshape(shape)
+
+
 def decode(frames: list[bytes]):
-    """Frames -> plain data; arrays come back as exact ndarrays (``allow_pickle=False``)."""
+    """Frames -> plain data; arrays come back as exact, writable ndarrays of a numeric dtype."""
     head = json.loads(frames[0])
-    arrays = [np.load(BytesIO(f), allow_pickle=False) for f in frames[1:]]
 
     def walk(value):
         if type(value) is list:
             return [walk(v) for v in value]
         if type(value) is dict:
-            if set(value) == {"$nd"}:
-                return arrays[value["$nd"]]
+            if "$nd" in value:
+                index = value["$nd"]
+                if type(index) is not int or not 0 <= index < len(frames) - 1:
+                    raise WireError("bad_type", "a reference to an array that is not there")
+                return _array(frames[1 + index], value.get("dtype"), value.get("shape"))
             return {k: walk(v) for k, v in value["$dict"].items()}
         return value
 
@@ -281,6 +298,12 @@ def _kill_all(in_pid_namespace: bool, children: set[int]) -> bool:
         return True
     me = os.getpid()
     deadline = time.monotonic() + 5
+    for pid in children:                                 # the workers: wait until they die (not reaped yet)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        except OSError:
+            pass
     while time.monotonic() < deadline:
         alive = []
         for name in os.listdir("/proc"):
@@ -327,6 +350,7 @@ def zygote(in_pid_namespace: bool) -> None:
     import select
     import socket
 
+    import resource  # noqa: F401  for _limit: loaded once here, not in every worker
     ctrl = socket.socket(fileno=0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
