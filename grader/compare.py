@@ -43,15 +43,23 @@ class Mismatch(AssertionError):
 
     :param what: the plain sentence saying what was checked, e.g. "layernorm of a 3×4 input with eps = 0.1".
     :param wrong: what is wrong, without values (safe for hidden tests), e.g. "expected shape (3, 4), got (4, 3)".
-    :param detail: numbers: shapes, errors against the tolerance, indices, an excerpt (public tests only).
+    :param detail: numbers: shapes, errors against the tolerance, indices, an excerpt (public tests only);
+        or a function that makes that text, called only if it is read (a hidden test never shows it).
     :param arrays: ``{"expected": ..., "got": ...}``, float64 arrays of one shape, for the feedback page.
     """
 
-    def __init__(self, what: str, wrong: str, detail: str = "", *, arrays: Mapping[str, np.ndarray] | None = None):
-        self.what, self.wrong, self.detail = what, wrong, detail
+    def __init__(self, what: str, wrong: str, detail: str | Callable[[], str] = "", *,
+                 arrays: Mapping[str, np.ndarray] | None = None):
+        self.what, self.wrong, self._detail = what, wrong, detail
         self.arrays = dict(arrays or {})
         self.diagnosis: Diagnosis | None = None
         super().__init__(what)
+
+    @property
+    def detail(self) -> str:
+        if callable(self._detail):
+            self._detail = self._detail()
+        return self._detail
 
     def __str__(self) -> str:
         return self.full
@@ -100,10 +108,9 @@ def _check_finite(got: np.ndarray, got64: np.ndarray, expected: np.ndarray, what
     if bad.any():
         first = got64.flat[int(np.flatnonzero(bad)[0])]
         kind = "NaN" if np.isnan(first) else "inf"
-        off = _outside(got64, expected, rtol, atol)
         raise Mismatch(what, f"your output has {kind} ({int(bad.sum())} of {bad.size} entries)",
-                       "\n".join([diff.describe(got, expected), diff.non_finite(got64, bad),
-                                  diff.excerpt(got64, expected, off)]),
+                       lambda: "\n".join([diff.describe(got, expected), diff.non_finite(got64, bad),
+                                          diff.excerpt(got64, expected, _outside(got64, expected, rtol, atol))]),
                        arrays={"expected": expected, "got": got64})
 
 
@@ -155,9 +162,9 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
                 return name
         expected = items[0][1]
         _check_finite(got, got64, expected, what, rtol, atol)
-        off = _outside(got64, expected, rtol, atol)
         raise Mismatch(what, "values differ from the expected ones beyond the tolerance",
-                       diff.describe(got, expected) + "\n" + diff.values(got64, expected, off, rtol, atol),
+                       lambda: diff.describe(got, expected) + "\n" + diff.values(
+                           got64, expected, _outside(got64, expected, rtol, atol), rtol, atol),
                        arrays={"expected": expected, "got": got64})
     except Mismatch as err:
         if diagnose is not None:

@@ -216,13 +216,12 @@ class Catalogue:
         return {**self._data["messages"], **{m.id: m.message for m in self.mistakes}}
 
     def outputs(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Outputs:
-        """The mistakes' outputs for this call: precomputed if stored, else live (kept for the next time)."""
+        """The mistakes' outputs for this call: precomputed if stored, else live; kept for the next student."""
         key = call_key(function, args, kwargs)
-        stored = self._data["calls"].get(key)
-        if stored is not None:
-            return decode(stored)
         if key not in self._computed:
-            self._computed[key] = run_variants(self.mistakes, function, args, kwargs)
+            stored = self._data["calls"].get(key)
+            self._computed[key] = (decode(stored) if stored is not None
+                                   else run_variants(self.mistakes, function, args, kwargs))
         return self._computed[key]
 
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Diagnose:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import random
 import shutil
@@ -76,10 +77,11 @@ def read_message(stream):
             raise WireError("too_large", f"a frame of {size} bytes exceeds the limits")
         frames.append(read_exact(stream, size))
         if count is None:
-            count = 1 + json.loads(frames[0])["arrays"]
+            head = json.loads(frames[0])
+            count = 1 + head["arrays"]
             if count - 1 > MAX_ARRAYS:
                 raise WireError("too_large", f"{count - 1} arrays in one message")
-    return decode(frames)
+    return decode(frames, head)
 
 
 def write_message(stream, obj) -> None:
@@ -102,7 +104,7 @@ def encode(obj) -> list[bytes]:
             raise WireError("too_large", "the value is nested too deeply or has too many items")
         kind = type(value)
         if kind is np.ndarray:
-            if value.dtype.kind not in "biufc":
+            if value.dtype.str not in _DTYPES:
                 raise WireError("bad_type", f"returned an array of dtype {value.dtype}: use a numeric dtype")
             if value.nbytes > MAX_FRAME - 4096 or len(arrays) >= MAX_ARRAYS:
                 raise WireError("too_large", f"returned an array of {value.nbytes} bytes")
@@ -134,21 +136,24 @@ def encode(obj) -> list[bytes]:
 def _array(data: bytes, dtype, shape) -> np.ndarray:
     """An array's frame -> a writable ndarray; raises WireError unless the dtype is numeric and the
     bytes are exactly ``shape`` of it."""
-    try:
-        dtype = np.dtype(dtype) if type(dtype) is str and len(dtype) <= 8 else None
-    except TypeError:
-        dtype = None
-    if dtype is None or dtype.kind not in "biufc" or dtype.fields is not None or dtype.subdtype is not None:
+    dtype = _DTYPES.get(dtype) if type(dtype) is str else None
+    if dtype is None:
         raise WireError("bad_type", "an array of a dtype that may not travel")
     if (type(shape) is not list or len(shape) > 32 or not all(type(n) is int and n >= 0 for n in shape)
-            or len(data) != dtype.itemsize * int(np.prod(shape, dtype=object))):
+            or len(data) != dtype.itemsize * math.prod(shape)):
         raise WireError("bad_type", "an array whose shape does not match its bytes")
     return np.frombuffer(bytearray(data), dtype).reshape(shape)
 
 
-def decode(frames: list[bytes]):
-    """Frames -> plain data; arrays come back as exact, writable ndarrays of a numeric dtype."""
-    head = json.loads(frames[0])
+# The dtypes an array may travel as: bool, integers, floats and complex, in both byte orders.
+_DTYPES = {dt.str: dt for code in "?bBhHiIlLqQefdgFDG" for order in "<>|"
+           for dt in [np.dtype(code).newbyteorder(order) if order != "|" else np.dtype(code)]}
+
+
+def decode(frames: list[bytes], head: dict | None = None):
+    """Frames -> plain data; arrays come back as exact, writable ndarrays of a numeric dtype.
+    ``head``: frame 0 already parsed."""
+    head = json.loads(frames[0]) if head is None else head
 
     def walk(value):
         if type(value) is list:

@@ -1,6 +1,7 @@
 """The worker and its parent: values come back as plain data; every failure becomes a StudentError."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -9,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from grader import worker as wire
 from grader.errors import StudentError
 from grader.sandbox import Worker
 
@@ -29,6 +31,33 @@ def test_value_round_trip(submission, make_worker):
     assert out["y"].tolist() == [[3, 0], [0, 3]]
     assert out["w"] == 3.0 and type(out["w"]) is float
     assert out["n"] == 3 and out["t"] == [1, 2.5, None, "s"]
+
+
+@pytest.mark.parametrize("array", [
+    np.arange(6.0).reshape(2, 3).T,                      # not C-contiguous
+    np.array(3, dtype=">i4"),                            # 0-d, big-endian
+    np.zeros((0, 4), dtype=bool),
+    np.array([1 + 2j, np.nan, np.inf], dtype=np.complex64),
+    np.arange(24, dtype=np.uint8).reshape(2, 3, 4),
+], ids=["transposed", "0d-big-endian", "empty-bool", "complex-nan", "uint8-3d"])
+def test_arrays_travel_exactly_and_writable(array):
+    back = wire.decode(wire.encode({"x": [array]}))["x"][0]
+    assert type(back) is np.ndarray and back.dtype == array.dtype and back.shape == array.shape
+    assert np.array_equal(back, array, equal_nan=True) and back.flags.writeable
+
+
+@pytest.mark.parametrize("ref", [
+    {"$nd": 0, "dtype": "|O", "shape": [1]},             # object arrays would unpickle
+    {"$nd": 0, "dtype": "<f8", "shape": [3]},            # 16 bytes are not three float64
+    {"$nd": 0, "dtype": "<f8", "shape": [-2]},
+    {"$nd": 1, "dtype": "<f8", "shape": [2]},            # no second array frame
+    {"$nd": "0", "dtype": "<f8", "shape": [2]},
+    {"$nd": 0, "dtype": "[('a', '<f8')]", "shape": [1]},
+])
+def test_forged_array_frames_are_refused(ref):
+    head = json.dumps({"arrays": 1, "body": ref}).encode()
+    with pytest.raises(wire.WireError):
+        wire.decode([head, np.zeros(2).tobytes()])
 
 
 def test_input_is_a_copy_and_mutation_is_reported(submission, make_worker):
