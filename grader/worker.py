@@ -220,14 +220,20 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:500]}" if text else type(exc).__name__
 
 
+_FAILED_IMPORTS: dict[str, dict] = {}    # module -> the reply its failed import gave: not run again
+
+
 def _call(request: dict) -> dict:
     module_name, function = request["module"], request["function"]
+    if module_name in _FAILED_IMPORTS:
+        return dict(_FAILED_IMPORTS[module_name])
     try:
         module = importlib.import_module(module_name)
     except BaseException as exc:                        # SystemExit, KeyboardInterrupt, pytest.exit too
-        return {"ok": False, "kind": "import_error",
-                "error": f"importing {module_name}.py failed: {_describe(exc)}",
-                "traceback": _student_frames(exc.__traceback__)}
+        _FAILED_IMPORTS[module_name] = {"ok": False, "kind": "import_error",
+                                        "error": f"importing {module_name}.py failed: {_describe(exc)}",
+                                        "traceback": _student_frames(exc.__traceback__)}
+        return dict(_FAILED_IMPORTS[module_name])
     fn = getattr(module, function, None)
     if not callable(fn):
         return {"ok": False, "kind": "missing_function", "error": f"{module_name}.py has no function {function}()"}
@@ -238,13 +244,12 @@ def _call(request: dict) -> dict:
     try:
         value = fn(*args, **kwargs)
     except BaseException as exc:
-        # "error" names only the exception type: a hidden test shows it; "traceback" may show values.
-        detail = f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip()
         if isinstance(exc, NotImplementedError):
             return {"ok": False, "kind": "not_implemented",
                     "error": f"{function}() is not implemented yet (it raises NotImplementedError)"}
+        # "error" names only the exception type: a hidden test shows it; "traceback" may show values.
         return {"ok": False, "kind": "raised", "error": f"{function}() raised {type(exc).__name__}",
-                "traceback": detail}
+                "traceback": f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip()}
     reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started}
     if request.get("return_inputs"):
         reply["inputs"] = [args, kwargs]
