@@ -123,6 +123,7 @@ class GradingPlugin:
         self.level = level
         self.warm = warm and hasattr(socket, "send_fds")    # POSIX: fork workers from a warm zygote
         self._zygote: Zygote | None = None
+        self._early: Worker | None = None                # the first submission's worker, started cold and early
         self.jobs = jobs
         self.on_result = on_result
         self.hidden = hidden
@@ -222,6 +223,24 @@ class GradingPlugin:
                                      f"tests add up to {totals.get(problem.name, 0.0):g}, not {problem.points:g}")
         return table
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Start the zygote (or, cold, the first submission's worker) before pytest collects the suites:
+        its interpreter imports numpy meanwhile, on another core (about 0.1 s off `grade check`)."""
+        if self.warm:
+            self._zygote = Zygote(self.level, self.tmp_root, wait=False)
+        elif isinstance(self.jobs, (list, tuple)) and self.jobs:
+            try:
+                self._early = Worker(self.jobs[0].path, self.course.limits, self.level, None, self.tmp_root)
+                self._early.start()
+            except StudentError:                         # _grade meets the same error and reports it
+                self._early = None
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        for opened in (self._zygote, self._early):
+            if opened is not None:
+                opened.close()
+        self._zygote = self._early = None
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         self.ran = True
@@ -231,21 +250,26 @@ class GradingPlugin:
                 self.on_result(self._grade(job, items))
         except BaseException as exc:                     # re-raised by run() after pytest returns
             self.error = exc
-        finally:
-            if self._zygote is not None:
-                self._zygote.close()
         return True
 
-    def _warm_zygote(self) -> Zygote | None:
-        """The zygote to fork this submission's worker from (restarted if a submission killed it)."""
+    def _worker(self, job: Job) -> Worker:
+        """This submission's worker: the one started early, or forked from the zygote (restarted if a
+        submission killed it), or else started cold.
+
+        :raises GradeError: the zygote's sandbox could not start.
+        """
+        if self._early is not None and self.jobs and job is self.jobs[0]:
+            early, self._early = self._early, None
+            return early
         if not self.warm:
-            return None
+            return Worker(job.path, self.course.limits, self.level, None, self.tmp_root)
         if self._zygote is not None and not self._zygote.alive:
             self._zygote.close()
             self._zygote = None
         if self._zygote is None:
             self._zygote = Zygote(self.level, self.tmp_root)
-        return self._zygote
+        self._zygote.wait()
+        return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root)
 
     def _record(self, item: pytest.Item, exc: BaseException | None) -> None:
         """Keep a test's first verdict, and the feedback (diff, diagnosis, figures) the student may see."""
@@ -302,7 +326,7 @@ class GradingPlugin:
         self._verdicts, self._feedback, self._figures, self._deferred = {}, {}, {}, []
         error = ""
         try:
-            with Worker(job.path, self.course.limits, self.level, self._warm_zygote(), self.tmp_root) as worker:
+            with self._worker(job) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits)
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
@@ -315,6 +339,8 @@ class GradingPlugin:
                 self._run_deferred(worker, {item.nodeid: problem for item, problem, _, _ in items})
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message
+        except GradeError:                               # the sandbox cannot start: stop, score no one 0
+            raise
         except Exception as exc:                         # never let one submission stop the batch
             error = f"the grader failed on this submission: {type(exc).__name__}: {exc}"
         finally:

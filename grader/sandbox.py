@@ -175,9 +175,13 @@ class Zygote:
     kills all of them, and everything they started, on request. At the ``bwrap`` level it lives in its
     own sandbox whose only writable folder is a spool holding the private copy of the submission being
     graded; it grades one submission at a time. Use as a context manager.
+
+    :param wait: wait until it has started (numpy imported); with False, :meth:`wait` does that later,
+        so the grader can collect its suites meanwhile.
+    :raises GradeError: the sandbox could not start.
     """
 
-    def __init__(self, level: str, tmp_root: Path | None = None):
+    def __init__(self, level: str, tmp_root: Path | None = None, wait: bool = True):
         import socket
 
         self.level = level
@@ -207,12 +211,30 @@ class Zygote:
         self._exits: dict[int, int] = {}
         self._exited = threading.Condition()
         threading.Thread(target=self._listen, daemon=True).start()
-        try:                                  # a sandbox that cannot start is the grader's problem, not the class's
-            self._ask({"op": "ping"}, timeout=60)
-        except RuntimeError:
+        self._ready = False
+        try:
+            self._ctrl.send(json.dumps({"op": "ping"}).encode())
+        except OSError:
+            pass                                         # wait() reports it
+        if wait:
+            self.wait()
+
+    def wait(self) -> None:
+        """Wait until the zygote answers (numpy imported); at once after the first time.
+
+        :raises GradeError: the sandbox could not start: the grader's problem, not the class's.
+        """
+        if self._ready:
+            return
+        try:
+            answer = self._answers.get(timeout=60)
+        except queue.Empty:
+            answer = None
+        if answer is None or answer.get("op") != "pong":
             why = self._log.read_text(errors="replace").strip().splitlines()[-3:] if self._log.exists() else []
             self.close()
-            raise GradeError(f"the {level} sandbox could not start: {' / '.join(why) or 'no output'}") from None
+            raise GradeError(f"the {self.level} sandbox could not start: {' / '.join(why) or 'no output'}")
+        self._ready = True
 
     def __enter__(self) -> "Zygote":
         return self
@@ -261,6 +283,7 @@ class Zygote:
         """
         import socket
 
+        self.wait()
         ours, theirs = socket.socketpair()
         try:
             pid = self._ask({"op": "spawn", "dir": folder, "limits": limits}, [theirs.fileno(), log_fd])["pid"]
@@ -369,6 +392,12 @@ class Worker:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def start(self) -> None:
+        """Start the worker now (otherwise the first call does): cold, its interpreter imports numpy while
+        the grader gets on with something else."""
+        if not self._running:
+            self._start()
 
     def _start(self) -> None:
         limits = self.limits.worker_limits()

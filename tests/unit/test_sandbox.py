@@ -448,3 +448,16 @@ def test_a_sandbox_that_cannot_start_is_a_grader_error_not_zero_points(monkeypat
     monkeypatch.setattr(sandbox, "_runtime_paths", lambda: [])
     with pytest.raises(GradeError, match="sandbox could not start"):
         sandbox.Zygote(bwrap_level)
+
+
+def test_autograde_stops_when_the_sandbox_cannot_start(monkeypatch, bwrap_level, course, tmp_path):
+    """The zygote starts while pytest collects; when it never answers, grading stops with the error
+    (no submission is scored 0 for it)."""
+    import grader.sandbox as sandbox
+    from grader.errors import GradeError
+    from grader.runner import Job, run
+    monkeypatch.setattr(sandbox, "_runtime_paths", lambda: [])
+    graded = []
+    with pytest.raises(GradeError, match="sandbox could not start"):
+        run(course, [Job("ann", course.solutions)], graded.append, hidden=True, level=bwrap_level, tmp_root=tmp_path)
+    assert graded == []
