@@ -30,6 +30,8 @@ class Student:
         self._spent: dict[str, float] = {}
         self._total = 0.0
         self._output: list[str] = []
+        self._lost: frozenset[str] = frozenset()
+        self._fresh_next = False
 
     def charge_to(self, problem: str) -> None:
         """Charge the following calls' time to ``problem``'s budget."""
@@ -39,6 +41,22 @@ class Student:
         """What the student's code printed since the last call of this method."""
         text, self._output = "".join(self._output), []
         return text
+
+    def lost_points(self, *functions: str) -> bool:
+        """True when the problem of one of ``functions`` has a test that did not pass in this submission, or
+        was not run (``grade check block``).
+
+        Known once the submission's tests have run, that is in a :class:`~grader.errors.Deferred` check.
+        """
+        return not self._lost.isdisjoint(functions)
+
+    def note_lost_points(self, functions: set[str]) -> None:
+        """Record the functions whose problems lost points (the runner, before the deferred checks)."""
+        self._lost = frozenset(functions)
+
+    def fresh_worker_next(self) -> None:
+        """Run the next call, if one comes, in a fresh worker: nothing the student's code did before is known."""
+        self._fresh_next = True
 
     def put_back_output(self, text: str) -> None:
         """Put ``text`` in front of what the next :meth:`take_output` returns."""
@@ -67,6 +85,9 @@ class Student:
             budget = limits.problem_budget if left_problem <= 0 else limits.submission_budget
             raise StudentError("budget", f"not run: the {spent}'s {budget:g} s time budget is used up "
                                          "(earlier calls were too slow)")
+        if self._fresh_next:
+            self._fresh_next = False
+            self._worker.restart()
         started = time.monotonic()
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,

@@ -311,11 +311,18 @@ class GradingPlugin:
         else:
             self._record(item, None)
 
-    def _run_deferred(self, worker: Worker, problems: dict[str, Problem]) -> None:
-        """Finish the tests that raised Deferred, in one fresh worker that runs nothing else."""
+    def _run_deferred(self, problems: dict[str, Problem]) -> None:
+        """Finish the tests that raised Deferred, in one fresh worker (started at their first call) that
+        runs nothing else. They know which problems lost points (a problem this run left out counts as
+        having lost some: nothing is known of it)."""
         deferred, self._deferred = self._deferred, None
-        if deferred:
-            worker.restart()
+        if not deferred:
+            return
+        ran = {problem.name for problem in problems.values()}
+        lost = {problems[nodeid].name for nodeid, (status, _, _) in self._verdicts.items() if status != "passed"}
+        self._student.note_lost_points({f for problem in self.course.problems for f in problem.functions
+                                        if problem.name in lost or problem.name not in ran})   # not run: unknown
+        self._student.fresh_worker_next()
         for item, exc, output in deferred:
             self._student.charge_to(problems[item.nodeid].name)
             self._student.put_back_output(output)        # what the test's first part printed
@@ -336,7 +343,7 @@ class GradingPlugin:
                     else:
                         nextitem = items[i + 1][0] if i + 1 < len(items) else None
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                self._run_deferred(worker, {item.nodeid: problem for item, problem, _, _ in items})
+                self._run_deferred({item.nodeid: problem for item, problem, _, _ in items})
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message
         except GradeError:                               # the sandbox cannot start: stop, score no one 0

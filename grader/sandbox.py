@@ -378,9 +378,10 @@ class Worker:
         except BaseException:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise
-        self._log_path = (zygote.logs if zygote else self._tmp) / f"{self._tmp.name}.log"
-        self._log_path.touch()
-        self._log = open(self._log_path, "rb")          # the student's output, read back after each call
+        self._logs = zygote.logs if zygote else self._tmp   # outside what the sandbox sees
+        self._log_path: Path | None = None
+        self._log = None                                 # the student's output, read back after each call
+        self._starts = 0
         self._proc: subprocess.Popen | None = None       # without a zygote
         self._pid: int | None = None                     # with a zygote
         self._channel = None
@@ -402,7 +403,11 @@ class Worker:
     def _start(self) -> None:
         limits = self.limits.worker_limits()
         limits["drop_uid"] = DROP_UID if self._drop_uid else None
+        self._close_log()                                # a new log for every worker: a fresh worker cannot
+        self._starts += 1                                # read what the one before it printed (through fd 2)
+        self._log_path = self._logs / f"{self._tmp.name}-{self._starts}.log"
         log = open(self._log_path, "ab")
+        self._log = open(self._log_path, "rb")
         try:
             if self._zygote is not None:
                 inside = f"{self._zygote.inside}/{self.root.relative_to(self._zygote.spool)}"
@@ -555,12 +560,16 @@ class Worker:
         """Kill the worker (and all it started); the next call starts a fresh one."""
         self._kill()
 
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log_path.unlink(missing_ok=True)
+            self._log = None
+
     def close(self) -> None:
         self._kill()
-        self._log.close()
+        self._close_log()
         shutil.rmtree(self._tmp, ignore_errors=True)
-        if self._zygote is not None:
-            self._log_path.unlink(missing_ok=True)
 
 
 KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large"}

@@ -154,6 +154,7 @@ def decode(frames: list[bytes], head: dict | None = None):
     """Frames -> plain data; arrays come back as exact, writable ndarrays of a numeric dtype.
     ``head``: frame 0 already parsed."""
     head = json.loads(frames[0]) if head is None else head
+    used: set[int] = set()
 
     def walk(value):
         if type(value) is list:
@@ -161,8 +162,9 @@ def decode(frames: list[bytes], head: dict | None = None):
         if type(value) is dict:
             if "$nd" in value:
                 index = value["$nd"]
-                if type(index) is not int or not 0 <= index < len(frames) - 1:
-                    raise WireError("bad_type", "a reference to an array that is not there")
+                if type(index) is not int or not 0 <= index < len(frames) - 1 or index in used:
+                    raise WireError("bad_type", "a reference to an array that is not there (or used twice)")
+                used.add(index)                          # each frame becomes one array: no amplification
                 return _array(frames[1 + index], value.get("dtype"), value.get("shape"))
             return {k: walk(v) for k, v in value["$dict"].items()}
         return value
@@ -332,6 +334,48 @@ def _kill_all(in_pid_namespace: bool, children: set[int]) -> bool:
     return False
 
 
+def _remove_ipc(owner: int | None) -> None:
+    """Remove every System V shared memory segment, semaphore set and message queue in the sandbox's
+    own IPC namespace: they outlive the workers that made them, and would carry data (and memory past
+    RLIMIT_AS) to the next student. Done as ``owner`` (the workers' uid) when it is not ours, since
+    IPC_RMID needs the owner or CAP_SYS_ADMIN. Only ever called in the bwrap sandbox (``--unshare-ipc``):
+    on the host it would remove other programs' objects."""
+    found = []
+    for kind in ("shm", "sem", "msg"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as table:
+                found += [(kind, int(line.split()[1])) for line in table.read().splitlines()[1:] if line.strip()]
+        except (OSError, ValueError, IndexError):
+            pass
+    if not found:
+        return
+    import ctypes
+
+    as_owner = owner is not None and owner != os.getuid()
+    if as_owner:
+        pid = os.fork()
+        if pid:
+            os.waitpid(pid, 0)
+            return
+    try:
+        if as_owner:
+            os.setgroups([])
+            os.setgid(owner)
+            os.setuid(owner)
+        libc = ctypes.CDLL(None, use_errno=True)
+        IPC_RMID = 0
+        for kind, ident in found:
+            if kind == "shm":
+                libc.shmctl(ident, IPC_RMID, None)
+            elif kind == "sem":
+                libc.semctl(ident, 0, IPC_RMID)
+            else:
+                libc.msgctl(ident, IPC_RMID, None)
+    finally:
+        if as_owner:
+            os._exit(0)
+
+
 def _child(ctrl, fds: list[int], request: dict) -> None:
     """In a freshly forked worker: take the channel as stdin/stdout and the log as stderr, close every
     other descriptor (the zygote's control socket included), then serve the grader."""
@@ -367,6 +411,7 @@ def zygote(in_pid_namespace: bool) -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: set[int] = set()
+    owner = None                                         # the workers' uid, from the last spawn
 
     def send(message: dict) -> None:
         ctrl.send(json.dumps(message).encode())
@@ -396,6 +441,7 @@ def zygote(in_pid_namespace: bool) -> None:
             return
         request = json.loads(data)
         if request["op"] == "spawn":
+            owner = request["limits"].get("drop_uid")
             pid = os.fork()
             if pid == 0:
                 _child(ctrl, fds, request)
@@ -418,6 +464,7 @@ def zygote(in_pid_namespace: bool) -> None:
                             os.unlink(path)
                         except OSError:
                             pass
+                _remove_ipc(owner)                       # and its own IPC namespace: no segment left over
             send({"op": "killed", "clean": clean})
 
 

@@ -34,7 +34,7 @@ def test_mlp_course_m5_for_the(student, mistakes):
     """The course's MLP with W_1 = [I | -I], W_2 = [I ; I] turns u'_5 into m_5 = [0.803, 0.640, 0.560, 0.718]."""
     u = LN_H5[None, :]
     got = student.mlp(u, W_1, W_2)
-    assert_close_or_own(got, M5[None, :], lambda: student.gelu(u @ W_1) @ W_2, **COURSE,
+    assert_close_or_own(student, got, M5[None, :], lambda: student.gelu(u @ W_1) @ W_2, **COURSE,
                         what="mlp of the course's u'_5 = [-1.102, 0.964, -0.892, 1.030] with W_1 = [I | -I] and "
                              "W_2 = [I ; I] (the course's m_5, to 3 decimals)",
                         diagnose=mistakes.mlp(u, W_1, W_2))
@@ -47,7 +47,7 @@ def test_mlp_random_wide_hidden_layer(student, reference, mistakes):
     u = rng.normal(size=(5, 6))
     w_1, w_2 = rng.normal(scale=0.6, size=(6, 24)), rng.normal(scale=0.3, size=(24, 6))
     got = student.mlp(u, w_1, w_2)
-    assert_close_or_own(got, reference.mlp(u, w_1, w_2), lambda: student.gelu(u @ w_1) @ w_2,
+    assert_close_or_own(student, got, reference.mlp(u, w_1, w_2), lambda: student.gelu(u @ w_1) @ w_2,
                         what="mlp of a 5×6 input with W_1 6×24 and W_2 24×6 (gelu(u @ W_1) @ W_2)",
                         diagnose=mistakes.mlp(u, w_1, w_2))
 
@@ -58,7 +58,7 @@ def test_block_course_y5_for_the(student, reference, mistakes):
     got = student.block(X, PARAMS)
     expected = np.array(reference.block(X, PARAMS), dtype=np.float64)
     expected[4] = Y5
-    assert_close_or_own(got, expected, lambda: own_components_block(student, X, PARAMS), **COURSE,
+    assert_close_or_own(student, got, expected, lambda: own_components_block(student, X, PARAMS), **COURSE,
                         what="block of the course's toy X with the toy weights (row 5 must be the course's "
                              "y_5 = [-0.436, 1.551, -0.461, 1.698], to 3 decimals)",
                         diagnose=mistakes.block(X, PARAMS))
@@ -70,7 +70,7 @@ def test_block_attention_off_course_row(student, reference, mistakes):
     got = student.block(X, PARAMS, use_attention=False)
     expected = np.array(reference.block(X, PARAMS, use_attention=False), dtype=np.float64)
     expected[4] = Y5_NO_ATTENTION
-    assert_close_or_own(got, expected, lambda: own_components_block(student, X, PARAMS, use_attention=False),
+    assert_close_or_own(student, got, expected, lambda: own_components_block(student, X, PARAMS, use_attention=False),
                         **COURSE,
                         what="block of the course's toy X with use_attention=False (h = x, so y = x + "
                              "mlp(layernorm(x)); row 5 must be [-0.248, -0.248, -0.248, 3.088], to 3 decimals)",
@@ -84,7 +84,7 @@ def test_block_attention_off_with_gamma_and_beta(student, reference, mistakes):
     x = rng.normal(size=(4, 8))
     params = random_params(rng, 8, 32)
     got = student.block(x, params, 2, use_attention=False)
-    assert_close_or_own(got, reference.block(x, params, 2, use_attention=False),
+    assert_close_or_own(student, got, reference.block(x, params, 2, use_attention=False),
                         lambda: own_components_block(student, x, params, 2, use_attention=False),
                         what="block of a 4×8 input with use_attention=False and given gamma/beta "
                              "(y = x + mlp(layernorm(x, gamma_2, beta_2), W_1, W_2))",
@@ -102,7 +102,7 @@ def test_block_changing_last_token_leaves_earlier_rows_unchanged(student, refere
     got = student.block(x_changed, params, 2)
     expected = np.array(reference.block(x, params, 2), dtype=np.float64)
     expected[-1] = reference.block(x_changed, params, 2)[-1]
-    assert_close_or_own(got, expected, lambda: own_components_block(student, x_changed, params, 2),
+    assert_close_or_own(student, got, expected, lambda: own_components_block(student, x_changed, params, 2),
                         what="block (6 tokens, 2 heads) after changing only the last token: rows 0 to 4 must "
                              "stay as before",
                         diagnose=mistakes.block(x_changed, params, 2))
@@ -115,7 +115,7 @@ def test_block_two_heads_random_weights_gamma_and_beta(student, reference, mista
     x = rng.normal(size=(6, 8))
     params = random_params(rng, 8, 32)
     got = student.block(x, params, 2)
-    assert_close_or_own(got, reference.block(x, params, 2), lambda: own_components_block(student, x, params, 2),
+    assert_close_or_own(student, got, reference.block(x, params, 2), lambda: own_components_block(student, x, params, 2),
                         what="block of a 6×8 input with 2 heads and given gamma/beta (h = x + attention(layernorm("
                              "x, gamma_1, beta_1)), y = h + mlp(layernorm(h, gamma_2, beta_2)))",
                         diagnose=mistakes.block(x, params, 2))
@@ -129,7 +129,7 @@ def test_block_float32(student, reference, mistakes):
     params = {k: v.astype(np.float32) for k, v in random_params(rng, 8, 32).items()}
     got = student.block(x, params, 2)
     expected = reference.block(x.astype(np.float64), {k: v.astype(np.float64) for k, v in params.items()}, 2)
-    assert_close_or_own(got, expected, lambda: own_components_block(student, x, params, 2), **F32,
+    assert_close_or_own(student, got, expected, lambda: own_components_block(student, x, params, 2), **F32,
                         what="block of a float32 5×8 input with float32 weights, 2 heads",
                         diagnose=mistakes.block(x, params, 2))
 
@@ -141,7 +141,7 @@ def test_block_four_heads_default_gamma_and_beta(student, reference, mistakes):
     x = rng.normal(size=(5, 12))
     params = random_params(rng, 12, 48, affine=False)
     got = student.block(x, params, 4)
-    assert_close_or_own(got, reference.block(x, params, 4), lambda: own_components_block(student, x, params, 4),
+    assert_close_or_own(student, got, reference.block(x, params, 4), lambda: own_components_block(student, x, params, 4),
                         what="block of a 5×12 input with 4 heads, params without gamma/beta (use the defaults, "
                              "and pass n_heads on to attention)",
                         diagnose=mistakes.block(x, params, 4))
@@ -155,7 +155,7 @@ def test_block_residual_keeps_a_large_row_large(student, reference, mistakes):
     x[1] *= 10.0
     params = random_params(rng, 8, 32)
     got = student.block(x, params, 2)
-    assert_close_or_own(got, reference.block(x, params, 2), lambda: own_components_block(student, x, params, 2),
+    assert_close_or_own(student, got, reference.block(x, params, 2), lambda: own_components_block(student, x, params, 2),
                         what="block of a 4×8 input whose row 1 is 10 times larger (pre-LN: LayerNorm only on the "
                              "branch inputs, the residual adds to the un-normalised stream)",
                         diagnose=mistakes.block(x, params, 2))

@@ -20,6 +20,13 @@ def later(student, tag, expected):
     return check
 
 @pytest.mark.points(1)
+def test_zero(student):
+    student.mark("main0")                                    # printed into the tests' worker's log
+    def check():
+        assert student.printed() == 0, "the fresh worker can read what the tests' worker printed"
+    raise Deferred(check)
+
+@pytest.mark.points(1)
 def test_one(student):
     student.mark("main1")
     raise Deferred(later(student, "late1", ["late1"]))   # nothing the tests ran is known there
@@ -39,9 +46,10 @@ def test_three(student):
 
 @pytest.mark.points(1)
 def test_four(student):
-    assert student.mark("main4") == ["main1", "main2", "main3", "main4"], "the tests' worker was restarted"
+    assert student.mark("main4") == ["main0", "main1", "main2", "main3", "main4"], "the tests' worker was restarted"
 '''
-MODULE = "CALLS = []\n\ndef mark(tag):\n    print('mark', tag)\n    CALLS.append(tag)\n    return list(CALLS)\n"
+MODULE = ("import os\n\nCALLS = []\n\ndef mark(tag):\n    print('mark', tag)\n    CALLS.append(tag)\n    return list(CALLS)\n\n"
+          "def printed():\n    return os.fstat(2).st_size\n")
 
 
 HIDDEN = "import pytest\n\n@pytest.mark.points(1)\ndef test_hidden(student):\n    assert student.mark('h')\n"
@@ -55,7 +63,7 @@ def deferred_course(tmp_path):
     write_tree(root / "solutions", {"marks.py": MODULE})
     (root / "course.json").write_text(json.dumps({
         "assignment": "deferred", "solutions": "solutions",
-        "problems": [{"name": "marks", "module": "marks", "functions": ["mark"], "points": 5,
+        "problems": [{"name": "marks", "module": "marks", "functions": ["mark", "printed"], "points": 6,
                       "public": "tests/public/test_marks.py", "hidden": "tests/hidden/test_marks.py"}]}))
     return root
 
@@ -75,8 +83,8 @@ def test_deferred_checks_share_one_fresh_worker_after_the_other_tests(deferred_c
         assert result.exit_code == 0, result.output
         out = tmp_path / "out" / "ann.json"
     tests = [t for t in json.loads(out.read_text())["tests"] if t["visibility"] == "visible"]
-    assert [t["name"] for t in tests] == ["test_one", "test_two", "test_three", "test_four"]
-    assert [t["status"] for t in tests] == ["passed", "passed", "failed", "passed"], tests
-    three = tests[2]["output"]
+    assert [t["name"] for t in tests] == ["test_zero", "test_one", "test_two", "test_three", "test_four"]
+    assert [t["status"] for t in tests] == ["passed", "passed", "passed", "failed", "passed"], tests
+    three = tests[3]["output"]
     assert "the deferred check failed" in three
     assert "mark main3\nmark late3" in three               # what the student printed, in both parts

@@ -60,6 +60,14 @@ def test_forged_array_frames_are_refused(ref):
         wire.decode([head, np.zeros(2).tobytes()])
 
 
+def test_one_array_frame_cannot_be_referenced_twice():
+    """Each reference would copy the frame: 32 MiB on the wire could ask the grader for terabytes."""
+    ref = {"$nd": 0, "dtype": "<f8", "shape": [2]}
+    head = json.dumps({"arrays": 1, "body": [ref] * 1000}).encode()
+    with pytest.raises(wire.WireError, match="used twice"):
+        wire.decode([head, np.zeros(2).tobytes()])
+
+
 def test_input_is_a_copy_and_mutation_is_reported(submission, make_worker):
     sub = submission({"mod.py": "def f(x):\n    x[0] = 99.0\n    return x\n"})
     x = np.zeros(3)
@@ -366,6 +374,24 @@ def test_a_fresh_worker_per_submission_nothing_leaks_to_the_next(submission, mak
     with make_worker(honest) as w:
         sums, seen, hijacked, left = call(w, "f")
     assert (sums, seen, hijacked, left) == (3.0, False, False, False)   # ...and never into the next one
+
+
+def test_system_v_shared_memory_does_not_outlive_its_worker(submission, make_bwrap_worker):
+    """A segment would carry data to the next worker (the next student's, or the fresh worker of the
+    block's own-components checks) and hold memory past the address-space limit."""
+    sub = submission({"mod.py": """
+        import ctypes
+        def make():
+            libc = ctypes.CDLL(None, use_errno=True)
+            return [libc.shmget(0x5EED + i, 1 << 20, 0o1000 | 0o666) for i in range(3)]   # IPC_CREAT
+        def count():
+            with open("/proc/sysvipc/shm") as table:
+                return len([line for line in table.read().splitlines()[1:] if line.strip()])
+        """})
+    with make_bwrap_worker(sub) as w:
+        assert min(call(w, "make")) >= 0 and call(w, "count") == 3
+        w.restart()
+        assert call(w, "count") == 0
 
 
 def test_the_submission_folder_is_read_only_in_the_sandbox(submission, make_bwrap_worker):

@@ -114,3 +114,43 @@ def test_stateful_components_cannot_earn_the_block_wiring_points(tmp_path):
     doc = json.loads((tmp_path / "out" / "mallory.json").read_text())
     block = next(p for p in doc["problems"] if p["name"] == "block")
     assert block["score"] < 5, block
+
+
+def test_components_colluding_inside_the_own_components_check_earn_no_block_points(tmp_path):
+    """attention recognises "called on what layernorm just returned" (the wiring h = x + attention(
+    layernorm(x))) and returns -x, so the wiring built from these components ignores x, like this block.
+    A fresh worker cannot stop that (it happens within one check); but these components pass all their
+    own tests, so the fallback is closed to them (red team, 2026-11-29)."""
+    import shutil
+    cheat = tmp_path / "subs" / "chain"
+    shutil.copytree(PROJECT / "solutions", cheat)
+    (cheat / "chainstate.py").write_text("LAST = {}\n")
+    with open(cheat / "layernorm.py", "a") as f:
+        f.write("\n_real_layernorm = layernorm\n"
+                "def layernorm(x, gamma=None, beta=None, eps=1e-5):\n"
+                "    import chainstate\n"
+                "    out = _real_layernorm(x, gamma, beta, eps)\n"
+                "    chainstate.LAST.update(x=np.array(x, copy=True), out=np.array(out, copy=True))\n"
+                "    return out\n")
+    with open(cheat / "attention.py", "a") as f:
+        f.write("\n_real_attention = attention\n"
+                "def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):\n"
+                "    import chainstate\n"
+                "    last = chainstate.LAST\n"
+                "    if 'out' in last and np.shape(u) == last['out'].shape and np.array_equal(u, last['out']):\n"
+                "        x = last['x']\n"
+                "        last.clear()\n"
+                "        return -np.asarray(x, dtype=np.float64)\n"
+                "    return _real_attention(u, W_q, W_k, W_v, W_o, n_heads, causal)\n")
+    (cheat / "block.py").write_text(
+        "import numpy as np\nfrom gelu import gelu\nfrom layernorm import _real_layernorm\n"
+        "def mlp(u, W_1, W_2):\n    return gelu(u @ W_1) @ W_2\n"
+        "def block(x, params, n_heads=1, use_attention=True):\n"
+        "    z = np.zeros(np.shape(x))\n"
+        "    return z + mlp(_real_layernorm(z, params.get('gamma_2'), params.get('beta_2')), params['W_1'], params['W_2'])\n")
+    code, output = grade("autograde", cheat.parent, "--out", tmp_path / "out", "--quiet")
+    assert code == 0, output
+    doc = json.loads((tmp_path / "out" / "chain.json").read_text())
+    scores = {p["name"]: p["score"] for p in doc["problems"]}
+    assert scores["layernorm"] == 20 and scores["attention"] == 25 and scores["gelu"] == 15, scores
+    assert scores["block"] < 10, scores                  # only the mlp tests, which this block does not touch
