@@ -88,6 +88,14 @@ def test_checking_one_problem_gives_it_the_points_a_full_check_gives():
     assert "8/8" in output and "error in the test itself" not in output
 
 
+def problem_scores(folder, tmp_path) -> dict:
+    """`grade autograde` on the one submission in ``folder``; its problems' scores (points) by name."""
+    code, output = grade("autograde", folder.parent, "--out", tmp_path / "out", "--quiet")
+    assert code == 0, output
+    doc = json.loads((tmp_path / "out" / f"{folder.name}.json").read_text())
+    return {p["name"]: p["score"] for p in doc["problems"]}
+
+
 def test_stateful_components_cannot_earn_the_block_wiring_points(tmp_path):
     """A block that returns x, with components that return zeros only right after block() or mlp() ran,
     would match "your own components" if that fallback ran in the same worker: it runs in a fresh one."""
@@ -109,11 +117,7 @@ def test_stateful_components_cannot_earn_the_block_wiring_points(tmp_path):
         "import numpy as np\nimport trap\n"
         "def mlp(u, W_1, W_2):\n    trap.ARMED[0] = True\n    return np.zeros((u.shape[0], W_2.shape[1]))\n"
         "def block(x, params, n_heads=1, use_attention=True):\n    trap.ARMED[0] = True\n    return np.array(x, dtype=float)\n")
-    code, output = grade("autograde", cheat.parent, "--out", tmp_path / "out", "--quiet")
-    assert code == 0, output
-    doc = json.loads((tmp_path / "out" / "mallory.json").read_text())
-    block = next(p for p in doc["problems"] if p["name"] == "block")
-    assert block["score"] < 5, block
+    assert problem_scores(cheat, tmp_path)["block"] < 5
 
 
 def test_components_colluding_inside_the_own_components_check_earn_no_block_points(tmp_path):
@@ -148,9 +152,6 @@ def test_components_colluding_inside_the_own_components_check_earn_no_block_poin
         "def block(x, params, n_heads=1, use_attention=True):\n"
         "    z = np.zeros(np.shape(x))\n"
         "    return z + mlp(_real_layernorm(z, params.get('gamma_2'), params.get('beta_2')), params['W_1'], params['W_2'])\n")
-    code, output = grade("autograde", cheat.parent, "--out", tmp_path / "out", "--quiet")
-    assert code == 0, output
-    doc = json.loads((tmp_path / "out" / "chain.json").read_text())
-    scores = {p["name"]: p["score"] for p in doc["problems"]}
+    scores = problem_scores(cheat, tmp_path)
     assert scores["layernorm"] == 20 and scores["attention"] == 25 and scores["gelu"] == 15, scores
     assert scores["block"] < 10, scores                  # only the mlp tests, which this block does not touch
