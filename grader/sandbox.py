@@ -6,6 +6,7 @@ output (capped, never parsed), and restarts a fresh worker after a crash or a ti
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import queue
@@ -76,12 +77,46 @@ def _runtime_paths() -> list[Path]:
     return sorted(p for p in paths if not str(p).startswith("/usr/"))
 
 
-def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, inside: str = "/submission") -> list[str]:
+# Syscalls the sandbox refuses (EPERM): the kernel keyring (as root the sandbox shares the host's user
+# keyring of `nobody`, which outlives every run), POSIX message queues (they outlive the workers in the
+# sandbox's IPC namespace), and reading or tracing another process.
+BLOCKED_SYSCALLS = ("add_key", "request_key", "keyctl", "mq_open", "mq_unlink", "ptrace", "process_vm_readv",
+                    "process_vm_writev")
+
+
+@lru_cache(maxsize=1)
+def _seccomp_program() -> bytes:
+    """The BPF program for bwrap's ``--seccomp``, written by libseccomp (``pyseccomp``).
+
+    :raises OSError, ImportError: libseccomp is missing (then the bwrap level is not offered).
+    """
+    import pyseccomp
+
+    rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    for name in BLOCKED_SYSCALLS:
+        rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+    with tempfile.TemporaryFile() as bpf:
+        rules.export_bpf(bpf)
+        bpf.seek(0)
+        return bpf.read()
+
+
+def _seccomp_file():
+    """A temporary file holding the seccomp program, at its start, for one bwrap to read (``--seccomp FD``)."""
+    bpf = tempfile.TemporaryFile()
+    bpf.write(_seccomp_program())
+    bpf.seek(0)
+    return bpf
+
+
+def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, seccomp_fd: int,
+                   inside: str = "/submission") -> list[str]:
     """The bubblewrap command line: a mount namespace holding only /usr, the Python runtime, numpy, the
     worker script and ``copy`` (the submission's private copy, or the spool of private copies, at
     ``inside``), all read-only; new pid, net, ipc and uts namespaces; a private size-capped /tmp, the
-    only place it can write; killed with its parent."""
-    cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    only place it can write; the seccomp program read from ``seccomp_fd`` (pass it to the child);
+    killed with its parent."""
+    cmd = ["bwrap", "--seccomp", str(seccomp_fd), "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
            "--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]   # before a runtime in /tmp
     for name in ("bin", "lib", "lib64", "sbin"):
@@ -107,11 +142,16 @@ def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, inside: str = 
 def _bwrap_works() -> bool:
     if os.name != "posix" or shutil.which("bwrap") is None:
         return False
-    with tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:
-        cmd = _bwrap_command(Path(tmp), [sys.executable, "-I", "-c", "import numpy"], os.geteuid() == 0)
+    try:
+        bpf = _seccomp_file()
+    except (ImportError, OSError):
+        return False
+    with bpf, tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:
+        cmd = _bwrap_command(Path(tmp), [sys.executable, "-I", "-c", "import numpy"], os.geteuid() == 0,
+                             bpf.fileno())
         try:
-            return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+            return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  timeout=30, pass_fds=(bpf.fileno(),)).returncode == 0
         except (OSError, subprocess.TimeoutExpired):
             return False
 
@@ -193,10 +233,11 @@ class Zygote:
         self._log = self.logs / "zygote.log"
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         python = [sys.executable, "-I", "-B"]
+        bpf = _seccomp_file() if level == BWRAP else None
         if level == BWRAP:
             self.inside = "/spool"
             cmd = _bwrap_command(self.spool, python + ["/worker/worker.py", "--zygote", "pidns"], self.drop_uid,
-                                 inside=self.inside)
+                                 bpf.fileno(), inside=self.inside)
         else:
             self.inside = str(self.spool)
             cmd = python + [str(WORKER_SCRIPT), "--zygote", "nopidns"]
@@ -204,7 +245,9 @@ class Zygote:
             self._proc = subprocess.Popen(cmd, stdin=theirs, stdout=subprocess.DEVNULL, stderr=log,
                                           cwd=self.spool, env=_worker_env(self.inside, "/tmp" if level == BWRAP
                                                                           else tempfile.gettempdir()),
-                                          start_new_session=True)
+                                          start_new_session=True, pass_fds=(bpf.fileno(),) if bpf else ())
+        if bpf:
+            bpf.close()
         theirs.close()
         self._ctrl = ours
         self._answers: queue.Queue = queue.Queue()
@@ -419,16 +462,20 @@ class Worker:
                 self._channel = _Channel(sock)
                 return
             else:
+                bpf = _seccomp_file() if self.level == BWRAP else None
                 if self.level == BWRAP:
                     root, tmp = "/submission", "/tmp"
                     cmd = _bwrap_command(self.root, [sys.executable, "-I", "-B", "/worker/worker.py", root,
-                                                     json.dumps(limits)], self._drop_uid)
+                                                     json.dumps(limits)], self._drop_uid, bpf.fileno())
                 else:
                     root, tmp = str(self.root), str(self._tmp)
                     cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), root, json.dumps(limits)]
                 self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                               cwd=self.root, env=_worker_env(root, tmp),
-                                              start_new_session=(os.name == "posix"))
+                                              start_new_session=(os.name == "posix"),
+                                              pass_fds=(bpf.fileno(),) if bpf else ())
+                if bpf:
+                    bpf.close()
                 self._requests, replies = self._proc.stdin, self._proc.stdout
         finally:
             log.close()

@@ -32,7 +32,8 @@ import numpy as np
 import numpy.linalg  # noqa: F401  numpy loads these lazily: load them once in the zygote, not in every worker
 import numpy.random  # noqa: F401
 
-MAX_FRAME = 16 << 20          # bytes in one frame (one array or the JSON document)
+MAX_FRAME = 16 << 20          # bytes in one frame (one array)
+MAX_HEAD = 1 << 20            # bytes in the JSON document (MAX_ITEMS items fit many times over)
 MAX_MESSAGE = 32 << 20        # bytes in one message, all frames together
 MAX_ARRAYS = 16               # arrays in one message
 MAX_ITEMS = 10_000            # list items and dict keys in one message
@@ -73,7 +74,7 @@ def read_message(stream):
     while count is None or len(frames) < count:
         (size,) = _HEADER.unpack(read_exact(stream, _HEADER.size))
         total += size
-        if size > MAX_FRAME or total > MAX_MESSAGE:
+        if size > (MAX_HEAD if count is None else MAX_FRAME) or total > MAX_MESSAGE:
             raise WireError("too_large", f"a frame of {size} bytes exceeds the limits")
         frames.append(read_exact(stream, size))
         if count is None:
@@ -128,7 +129,7 @@ def encode(obj) -> list[bytes]:
 
     body = walk(obj, 0)
     head = json.dumps({"arrays": len(arrays), "body": body}).encode()
-    if len(head) > MAX_FRAME:
+    if len(head) > MAX_HEAD:
         raise WireError("too_large", "the value is too large")
     return [head] + arrays
 
@@ -155,10 +156,14 @@ def decode(frames: list[bytes], head: dict | None = None):
     ``head``: frame 0 already parsed."""
     head = json.loads(frames[0]) if head is None else head
     used: set[int] = set()
+    budget = [MAX_ITEMS]
 
-    def walk(value):
+    def walk(value, depth=0):
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_DEPTH:           # the same caps as encode(): a forged reply is refused
+            raise WireError("too_large", "the value is nested too deeply or has too many items")
         if type(value) is list:
-            return [walk(v) for v in value]
+            return [walk(v, depth + 1) for v in value]
         if type(value) is dict:
             if "$nd" in value:
                 index = value["$nd"]
@@ -166,7 +171,7 @@ def decode(frames: list[bytes], head: dict | None = None):
                     raise WireError("bad_type", "a reference to an array that is not there (or used twice)")
                 used.add(index)                          # each frame becomes one array: no amplification
                 return _array(frames[1 + index], value.get("dtype"), value.get("shape"))
-            return {k: walk(v) for k, v in value["$dict"].items()}
+            return {k: walk(v, depth + 1) for k, v in value["$dict"].items()}
         return value
 
     return walk(head["body"])

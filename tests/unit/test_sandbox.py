@@ -60,6 +60,14 @@ def test_forged_array_frames_are_refused(ref):
         wire.decode([head, np.zeros(2).tobytes()])
 
 
+@pytest.mark.parametrize("body", [[[0]] * (wire.MAX_ITEMS + 1), [[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]]],
+                         ids=["items", "depth"])
+def test_a_forged_reply_is_held_to_the_same_caps_as_a_real_one(body):
+    """decode() refuses what encode() would never send: a small frame must not cost the grader gigabytes."""
+    with pytest.raises(wire.WireError, match="too many items|too deeply"):
+        wire.decode([json.dumps({"arrays": 0, "body": body}).encode()])
+
+
 def test_one_array_frame_cannot_be_referenced_twice():
     """Each reference would copy the frame: 32 MiB on the wire could ask the grader for terabytes."""
     ref = {"$nd": 0, "dtype": "<f8", "shape": [2]}
@@ -374,6 +382,27 @@ def test_a_fresh_worker_per_submission_nothing_leaks_to_the_next(submission, mak
     with make_worker(honest) as w:
         sums, seen, hijacked, left = call(w, "f")
     assert (sums, seen, hijacked, left) == (3.0, False, False, False)   # ...and never into the next one
+
+
+def test_the_kernel_keyring_and_posix_message_queues_are_refused(submission, make_bwrap_worker):
+    """As root the sandbox shares the host's keyring of `nobody`, which outlives every run; a message
+    queue outlives the worker in the sandbox's IPC namespace. Both would carry data to the next student."""
+    import platform
+    add_key = {"x86_64": 248, "aarch64": 217}.get(platform.machine())
+    if add_key is None:
+        pytest.skip("add_key's syscall number is only known here for x86_64 and aarch64")
+    sub = submission({"mod.py": f"""
+        import ctypes, ctypes.util, os
+        def key():
+            libc = ctypes.CDLL(None, use_errno=True)
+            return [libc.syscall({add_key}, b"user", b"answers", b"42", 2, -4), ctypes.get_errno()]
+        def queue():
+            rt = ctypes.CDLL(ctypes.util.find_library("rt") or "librt.so.1", use_errno=True)
+            return [rt.mq_open(b"/answers", os.O_CREAT | os.O_RDWR, 0o600, None), ctypes.get_errno()]
+        """})
+    with make_bwrap_worker(sub) as w:
+        assert call(w, "key") == [-1, 1]                # EPERM
+        assert call(w, "queue") == [-1, 1]
 
 
 def test_system_v_shared_memory_does_not_outlive_its_worker(submission, make_bwrap_worker):
