@@ -1,6 +1,7 @@
 """The ``grade`` command: click options only; each command calls plain functions from the modules."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -82,15 +83,18 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         course.problem(name)
     graded: list = []       # a student's own code on their own machine: process isolation, on every OS
     runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=sandbox.PROCESS,
-               warm=False, problems=problems)
-    doc = scoring.score(course, graded[0], hidden=False)
+               warm=False)
+    result = graded[0]
+    if problems:            # every suite ran (a block test needs to know its components' mistakes): show these
+        result = dataclasses.replace(result, results=tuple(r for r in result.results if r.problem in problems))
+    doc = scoring.score(course, result, hidden=False)
     report.problem_table(doc, _console())
     if json_path:
         report.write_score(doc, json_path)
     if html_path:
         from . import page
 
-        report.write_atomic(html_path, page.render(doc, page.feedback_of(graded[0].results)))
+        report.write_atomic(html_path, page.render(doc, page.feedback_of(result.results)))
     sys.exit(ExitStatus.OK if doc["score"] == doc["max_score"] else ExitStatus.FAILED)
 
 

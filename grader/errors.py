@@ -28,14 +28,14 @@ class StudentError(Exception):
 
 
 class Deferred(Exception):
-    """Raised by a test whose verdict needs the student's code in a fresh worker, e.g. to check a block's
-    wiring with the student's own components, which must know nothing of what the block just ran.
+    """Raised by a test whose verdict needs the submission's other tests first, e.g. a block test that
+    accepts the wiring around the known mistakes the component tests find (``Student.known_mistakes``).
 
-    The runner finishes the test after the submission's other tests: it starts one fresh worker, which
-    runs only such checks, and ``check()``'s outcome (returns, raises Mismatch, ...) is the test's verdict.
-    One fresh worker a submission, not one a failed test.
+    The runner calls ``check()`` after the submission's other tests; its outcome (returns, raises
+    Mismatch, ...) is the test's verdict. A check that calls student code gets one fresh worker, shared
+    by the deferred checks only, so it knows nothing of what the tests ran.
     """
 
     def __init__(self, check):
-        super().__init__("finished later, in a fresh worker")
+        super().__init__("finished after the other tests")
         self.check = check

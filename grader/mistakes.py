@@ -84,16 +84,20 @@ def call_key(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> s
 
 
 def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: Sequence[Any],
-                 same: Same) -> Diagnosis | None:
+                 same: Same, prefer: str = "") -> Diagnosis | None:
     """The one mistake with a variant output that ``got`` matches and that no expected value matches, or None.
 
     :param outputs: mistake id -> its variants' outputs on the call that produced ``got``.
     :param same: ``same(a, b)``, the check's own test of ``a`` against ``b`` (tolerance, NaN in place).
+    :param prefer: when several match, the one whose id starts with this (the checked function's own
+        mistakes, e.g. ``"block."`` before a block around a faulty component that computes the same).
     """
     def explains(out: Any) -> bool:
         return _safe(same, got, out) and not any(_safe(same, out, e) for e in expected)
 
     found = [mid for mid, outs in outputs.items() if any(explains(o) for o in outs)]
+    if len(found) > 1 and prefer:
+        found = [mid for mid in found if mid.startswith(prefer)] or found
     return Diagnosis(found[0], messages[found[0]]) if len(found) == 1 else None
 
 
@@ -224,11 +228,10 @@ class Catalogue:
                                    else run_variants(self.mistakes, function, args, kwargs))
         return self._computed[key]
 
-    def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Diagnose:
-        """A :data:`~grader.compare.Diagnose` for a check on the student's ``function(*args, **kwargs)``."""
-        def run(got: Any, expected: Sequence[Any], same: Same) -> Diagnosis | None:
-            return unique_match(self.outputs(function, args, kwargs), self.messages, got, expected, same)
-        return run
+    def diagnose(self, function: str, *args: Any, **kwargs: Any) -> "Call":
+        """The known mistakes on the student's ``function(*args, **kwargs)``: a
+        :data:`~grader.compare.Diagnose` for a check on it, whose ``outputs()`` are the mistakes' outputs."""
+        return Call(self, function, args, kwargs)
 
     def __getattr__(self, function: str) -> Callable[..., Diagnose]:
         if function.startswith("_"):
@@ -236,15 +239,39 @@ class Catalogue:
         return partial(self.diagnose, function)
 
 
+@dataclass(frozen=True)
+class Call:
+    """The known mistakes on one call of a student's function (``mistakes.block(x, params)``).
+
+    Calling it is a :data:`~grader.compare.Diagnose`; :meth:`outputs` gives mistake id -> its variants' outputs.
+    """
+
+    catalogue: "Catalogue | Recorder"
+    function: str
+    args: tuple
+    kwargs: dict
+
+    def outputs(self) -> Outputs:
+        return self.catalogue.outputs(self.function, self.args, self.kwargs)
+
+    def __call__(self, got: Any, expected: Sequence[Any], same: Same) -> Diagnosis | None:
+        return unique_match(self.outputs(), self.catalogue.messages, got, expected, same, prefer=f"{self.function}.")
+
+
 class Recorder:
     """The ``mistakes`` fixture while ``grade precompute`` runs the public suites: notes every call."""
+
+    messages: dict[str, str] = {}
 
     def __init__(self) -> None:
         self.calls: dict[str, tuple[str, tuple, dict]] = {}
 
-    def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Diagnose:
+    def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Call:
         self.calls[call_key(function, args, kwargs)] = (function, copy.deepcopy(args), copy.deepcopy(kwargs))
-        return lambda got, expected, same: None
+        return Call(self, function, args, kwargs)
+
+    def outputs(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Outputs:
+        return {}
 
     def __getattr__(self, function: str) -> Callable[..., Diagnose]:
         if function.startswith("_"):

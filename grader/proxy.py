@@ -30,7 +30,7 @@ class Student:
         self._spent: dict[str, float] = {}
         self._total = 0.0
         self._output: list[str] = []
-        self._lost: frozenset[str] = frozenset()
+        self._found: frozenset[str] = frozenset()
         self._fresh_next = False
 
     def charge_to(self, problem: str) -> None:
@@ -42,17 +42,17 @@ class Student:
         text, self._output = "".join(self._output), []
         return text
 
-    def lost_points(self, *functions: str) -> bool:
-        """True when the problem of one of ``functions`` has a test that did not pass in this submission, or
-        was not run (``grade check block``).
+    def known_mistakes(self) -> frozenset[str]:
+        """The known mistakes (catalogue ids, e.g. ``"layernorm.ddof1"``) that the failed tests of the other
+        problems named in this submission.
 
         Known once the submission's tests have run, that is in a :class:`~grader.errors.Deferred` check.
         """
-        return not self._lost.isdisjoint(functions)
+        return self._found
 
-    def note_lost_points(self, functions: set[str]) -> None:
-        """Record the functions whose problems lost points (the runner, before the deferred checks)."""
-        self._lost = frozenset(functions)
+    def note_known_mistakes(self, found: set[str]) -> None:
+        """Record the known mistakes found (the runner, before the deferred checks)."""
+        self._found = frozenset(found)
 
     def fresh_worker_next(self) -> None:
         """Run the next call, if one comes, in a fresh worker: nothing the student's code did before is known."""

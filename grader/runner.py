@@ -116,9 +116,8 @@ class GradingPlugin:
     """The pytest plugin that feeds submissions to the collected items and records verdicts."""
 
     def __init__(self, course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None],
-                 hidden: bool, level: str, warm: bool, tmp_root: Path | None, problems: Iterable[str] = ()):
+                 hidden: bool, level: str, warm: bool, tmp_root: Path | None):
         self.course = course
-        self.selected = set(problems) or set(course.problem_names)   # whose points must add up
         self.tmp_root = tmp_root
         self.level = level
         self.warm = warm and hasattr(socket, "send_fds")    # POSIX: fork workers from a warm zygote
@@ -218,7 +217,7 @@ class GradingPlugin:
             table.append((item, problem, points, visibility))
         if self.hidden:
             for problem in self.course.problems:
-                if problem.name in self.selected and abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
+                if abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
                     raise GradeError(f"{self.course.path}: field 'points' of {problem.name!r}: the suites' "
                                      f"tests add up to {totals.get(problem.name, 0.0):g}, not {problem.points:g}")
         return table
@@ -313,18 +312,18 @@ class GradingPlugin:
 
     def _run_deferred(self, problems: dict[str, Problem]) -> None:
         """Finish the tests that raised Deferred, in one fresh worker (started at their first call) that
-        runs nothing else. They know which problems lost points (a problem this run left out counts as
-        having lost some: nothing is known of it)."""
+        runs nothing else. Each knows the known mistakes that the failed tests of the other problems
+        named (:meth:`Student.known_mistakes`)."""
         deferred, self._deferred = self._deferred, None
         if not deferred:
             return
-        ran = {problem.name for problem in problems.values()}
-        lost = {problems[nodeid].name for nodeid, (status, _, _) in self._verdicts.items() if status != "passed"}
-        self._student.note_lost_points({f for problem in self.course.problems for f in problem.functions
-                                        if problem.name in lost or problem.name not in ran})   # not run: unknown
+        named = [(problems[nodeid].name, self._feedback.get(nodeid, {}).get("diagnosis"))
+                 for nodeid, (status, _, _) in self._verdicts.items() if status != "passed"]
         self._student.fresh_worker_next()
         for item, exc, output in deferred:
-            self._student.charge_to(problems[item.nodeid].name)
+            problem = problems[item.nodeid].name
+            self._student.note_known_mistakes({m for p, m in named if m and p != problem})
+            self._student.charge_to(problem)
             self._student.put_back_output(output)        # what the test's first part printed
             self._finish(item, exc.check)
 
@@ -371,8 +370,8 @@ def _not_dumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def suite_files(course: Course, hidden: bool, problems: Iterable[str] = ()) -> list[Path]:
-    chosen = [course.problem(n) for n in problems] if problems else list(course.problems)
+def suite_files(course: Course, hidden: bool) -> list[Path]:
+    chosen = list(course.problems)
     files = [p.public for p in chosen]
     if hidden:
         missing = [p.name for p in chosen if p.hidden is None]
@@ -383,24 +382,20 @@ def suite_files(course: Course, hidden: bool, problems: Iterable[str] = ()) -> l
 
 
 def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None], *, hidden: bool,
-        level: str = PROCESS, warm: bool = True, tmp_root: Path | None = None,
-        problems: Iterable[str] = ()) -> None:
+        level: str = PROCESS, warm: bool = True, tmp_root: Path | None = None) -> None:
     """Grade ``jobs`` one after another in this process, calling ``on_result`` for each.
 
     :param hidden: run the hidden suites too (instructors), not only the public ones (students).
     :param level: the isolation level of the workers (see :func:`grader.sandbox.available_levels`).
     :param warm: fork each submission's worker from a warm zygote (POSIX) instead of starting Python.
     :param tmp_root: where the private copies of submissions go (default: the system's temporary folder).
-    :param problems: limit the run to these problem names (default: all).
     :raises GradeError: a suite failed to load, or its points disagree with course.json.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     sys.dont_write_bytecode = True                       # nothing written next to the suites
     _not_dumpable()
-    # The whole course stays visible to the suites (the student proxy, the reference): a block test may
-    # call the student's layernorm even when only the block problem is run.
-    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root, problems)
-    args = [str(f) for f in suite_files(course, hidden, problems)] + [
+    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root)
+    args = [str(f) for f in suite_files(course, hidden)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"]
     code = pytest.main(args, plugins=[plugin])

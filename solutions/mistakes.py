@@ -5,7 +5,9 @@ with their size); some have several variants when students write the same mistak
 e.g. a mask that hides the diagonal with -inf (NaN in row 0) or with -1e9 (row 0 averages every token).
 The grader runs them in its own process after a failed check and names the mistake when the student's output
 matches exactly one (grader.mistakes). A mistake inside a component also has a variant of the functions that
-use it (softmax without the max inside attention), so a test of attention can name a softmax mistake.
+use it (softmax without the max inside attention; the block and mlp around a faulty layernorm, attention
+or gelu), so a test of attention can name a softmax mistake, and a block test can accept the right wiring
+around a component whose own tests found this mistake.
 `grade precompute` stores their outputs on the public tests' inputs in tests/public/mistakes.json.
 """
 import math
@@ -106,11 +108,17 @@ def mlp_no_gelu(u, W_1, W_2):  # (n, d) -> (n, d)
     return u @ W_1 @ W_2
 
 
+def mlp_with(u, W_1, W_2, *, gelu):  # (n, d) -> (n, d)
+    """The MLP around another gelu."""
+    return gelu(u @ W_1) @ W_2
+
+
 def block_variant(x, params, n_heads=1, use_attention=True, *, post_ln=False, residual=(True, True),
                   from_normed=(False, False), ignore_flag=False, affine=True, pass_heads=True, mlp=mlp,
-                  attention=attention):
+                  attention=attention, layernorm=layernorm):
     """The block with one thing changed: post-LN, a residual missing or taken from the normalised stream,
-    use_attention ignored, gamma/beta not passed on, n_heads not passed on, or another mlp or attention."""
+    use_attention ignored, gamma/beta not passed on, n_heads not passed on, or another mlp, attention or
+    layernorm."""
     p = params
 
     def norm(v, which):
@@ -273,3 +281,21 @@ MISTAKES = [
             count_params=[counts(llama_round=lambda v: math.floor(v + 0.5)), counts(llama_round=math.floor),
                           counts(llama_round=math.ceil)]),
 ]
+
+
+def _around(m):
+    """``m`` with its variants of mlp and block built around its variant of layernorm, attention or gelu:
+    the specified wiring around a component with this mistake. The block tests accept them for a
+    submission whose own tests found this mistake in that component (a mistake costs points once)."""
+    around = {"block": [blocks(layernorm=v) for v in m.variants.get("layernorm", ())]
+              + [blocks(attention=v) for v in m.variants.get("attention", ())]
+              + [blocks(mlp=partial(mlp_with, gelu=v)) for v in m.variants.get("gelu", ())],
+              "mlp": [partial(mlp_with, gelu=v) for v in m.variants.get("gelu", ())]}
+    variants = {**m.variants}
+    for function, extra in around.items():
+        if extra:
+            variants[function] = list(variants.get(function, ())) + extra
+    return type(m)(m.id, m.message, variants)
+
+
+MISTAKES = [_around(m) for m in MISTAKES]

@@ -2,9 +2,9 @@
 use_attention=True): h = x + attention(layernorm(x, gamma_1, beta_1), ...), y = h + mlp(layernorm(h, gamma_2, beta_2), ...).
 
 These tests grade the wiring. Each one accepts either the expected numbers (computed once from a correct
-solution, 10 significant digits) or, when your layernorm, attention or gelu lost points in their own tests,
-the same wiring built from your own layernorm, attention and gelu, so a mistake inside those costs points in
-their own problems, not here.
+solution, 10 significant digits) or, when the tests of your layernorm, attention or gelu found a known mistake
+in it, the same wiring around a component with that mistake, so a mistake inside those costs points in their
+own problems, not here.
 """
 import numpy as np
 import pytest
@@ -50,34 +50,14 @@ WEIGHTS = {
 }
 
 
-def own_components_block(student, x, params, n_heads=1, use_attention=True):
-    """The block wired from your own layernorm, attention and gelu exactly as specified."""
-    def norm(v, which):  # -> (layernorm's output, its input as layernorm left it)
-        gamma, beta = params.get(f"gamma_{which}"), params.get(f"beta_{which}")
-        args = (v,) if gamma is None and beta is None else (v, gamma, beta)
-        out, args_after, _ = student.call_with_inputs("layernorm", *args)
-        return out, args_after[0]
+def assert_wiring(student, got, expected, *, what, diagnose, **tol):
+    """Pass when `got` matches `expected`, or the same wiring around a component with a known mistake that
+    this submission's other tests found in it (a failed test of its layernorm, attention or gelu named that
+    mistake), so a mistake inside a component costs points in its own problem, not here.
 
-    heads = () if n_heads == 1 else (n_heads,)
-    h = x
-    if use_attention:
-        u, x = norm(x, 1)
-        h = x + student.attention(u, params["W_q"], params["W_k"], params["W_v"], params["W_o"], *heads)
-    u, h = norm(h, 2)
-    return h + student.gelu(u @ params["W_1"]) @ params["W_2"]
-
-
-COMPONENTS = ("layernorm", "attention", "gelu")
-
-
-def assert_close_or_own(student, got, expected, own, *, what, diagnose=None, **tol):
-    """Pass when `got` matches `expected`, or else `own()`: the same wiring built from the student's own components.
-
-    `own` is only called when `got` differs from `expected`, which saves the calls for a correct solution, and
-    later, in a fresh worker (Deferred), so the student's components know nothing of what the block ran. It is
-    only a candidate when layernorm, attention or gelu lost points in their own tests: components that pass
-    all of theirs are as good as the reference, and cannot excuse a block that differs from it.
-    `diagnose` names a known wiring mistake when neither matches.
+    The wiring around the faulty component is the catalogue's variant (`diagnose.outputs()`), trusted code:
+    no student code runs for it, so nothing can fake it. Decided after the submission's other tests
+    (Deferred), when all the components' tests have run. `diagnose` also names a known wiring mistake.
     """
     try:
         assert_close(got, expected, what=what, **tol)
@@ -87,11 +67,11 @@ def assert_close_or_own(student, got, expected, own, *, what, diagnose=None, **t
 
     def check():
         candidates = {"the expected values": expected}
-        if student.lost_points(*COMPONENTS):
-            try:
-                candidates["your own components, wired as specified"] = own()
-            except (TypeError, ValueError):  # a component returned something of the wrong shape or type
-                pass
+        found = student.known_mistakes()
+        for mistake, outputs in diagnose.outputs().items():
+            if mistake in found:
+                for i, output in enumerate(outputs):
+                    candidates[f"the specified wiring around your {mistake} ({i})"] = output
         assert_close_any(got, candidates, what=what, diagnose=diagnose, **tol)
 
     raise Deferred(check)
@@ -112,9 +92,9 @@ def test_mlp_small_example(student, mistakes):
     expected = [[0.9478736877, 1.678829899, -1.690222238],
                 [1.260976516, 0.50241794, -0.5803193852]]
     got = student.mlp(u, w_1, w_2)
-    assert_close_or_own(student, got, expected, lambda: student.gelu(u @ w_1) @ w_2,
-                        what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)",
-                        diagnose=mistakes.mlp(u, w_1, w_2))
+    assert_wiring(student, got, expected,
+                  what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)",
+                  diagnose=mistakes.mlp(u, w_1, w_2))
 
 
 @pytest.mark.points(3)
@@ -126,10 +106,10 @@ def test_block_on_the_course_toy_example(student, mistakes):
                 [-0.07003272532, 2.265506779, 0.05423725009, 1.225231811],
                 [-0.4357519396, 1.551035008, -0.4610987424, 1.69792702]]
     got = student.block(X, PARAMS)
-    assert_close_or_own(student, got, expected, lambda: own_components_block(student, X, PARAMS),
-                        what="block of the course's toy X with the toy weights (one head, default gamma and beta; "
-                             "row 5 is the course's y_5 = [-0.436, 1.551, -0.461, 1.698])",
-                        diagnose=mistakes.block(X, PARAMS))
+    assert_wiring(student, got, expected,
+                  what="block of the course's toy X with the toy weights (one head, default gamma and beta; "
+                       "row 5 is the course's y_5 = [-0.436, 1.551, -0.461, 1.698])",
+                  diagnose=mistakes.block(X, PARAMS))
 
 
 @pytest.mark.points(3)
@@ -142,7 +122,7 @@ def test_block_two_heads_with_gamma_and_beta(student, mistakes):
                 [-1.179912102, -1.023484316, 0.3058685845, -1.676530148],
                 [-1.556466322, 1.427794292, -0.05762257189, -1.664430256]]
     got = student.block(x, WEIGHTS, 2)
-    assert_close_or_own(student, got, expected, lambda: own_components_block(student, x, WEIGHTS, 2),
-                        what="block of a 3×4 input with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 "
-                             "(pre-LN: each LayerNorm reads the stream, each branch is added back to it)",
-                        diagnose=mistakes.block(x, WEIGHTS, 2))
+    assert_wiring(student, got, expected,
+                  what="block of a 3×4 input with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 "
+                       "(pre-LN: each LayerNorm reads the stream, each branch is added back to it)",
+                  diagnose=mistakes.block(x, WEIGHTS, 2))

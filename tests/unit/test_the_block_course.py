@@ -122,9 +122,9 @@ def test_stateful_components_cannot_earn_the_block_wiring_points(tmp_path):
 
 def test_components_colluding_inside_the_own_components_check_earn_no_block_points(tmp_path):
     """attention recognises "called on what layernorm just returned" (the wiring h = x + attention(
-    layernorm(x))) and returns -x, so the wiring built from these components ignores x, like this block.
-    A fresh worker cannot stop that (it happens within one check); but these components pass all their
-    own tests, so the fallback is closed to them (red team, 2026-11-29)."""
+    layernorm(x))) and returns -x, so a wiring built from these components would ignore x, like this
+    block (red team, 2026-11-29). The block tests' fallback runs no student code: the wiring around a
+    component's known mistake comes from the catalogue."""
     import shutil
     cheat = tmp_path / "subs" / "chain"
     shutil.copytree(PROJECT / "solutions", cheat)
@@ -155,3 +155,23 @@ def test_components_colluding_inside_the_own_components_check_earn_no_block_poin
     scores = problem_scores(cheat, tmp_path)
     assert scores["layernorm"] == 20 and scores["attention"] == 25 and scores["gelu"] == 15, scores
     assert scores["block"] < 10, scores                  # only the mlp tests, which this block does not touch
+
+
+def test_the_fallback_accepts_the_wiring_around_a_known_component_mistake_and_nothing_else(tmp_path):
+    """alan's layernorm has ddof=1 (a known mistake its tests name) and his block is wired right: the block
+    keeps its points. The same layernorm with a block that returns zeros gets none of them."""
+    import shutil
+    right = tmp_path / "subs" / "alan"
+    shutil.copytree(PROJECT / "examples" / "submissions" / "alan_ddof1", right)
+    zeros = tmp_path / "subs" / "zeros"
+    shutil.copytree(right, zeros)
+    (zeros / "block.py").write_text(
+        "import numpy as np\n"
+        "def mlp(u, W_1, W_2):\n    return np.zeros((u.shape[0], W_2.shape[1]))\n"
+        "def block(x, params, n_heads=1, use_attention=True):\n    return np.zeros(np.shape(x))\n")
+    code, output = grade("autograde", right.parent, "--out", tmp_path / "out", "--quiet")
+    assert code == 0, output
+    scores = {name: {p["name"]: p["score"] for p in json.loads((tmp_path / "out" / f"{name}.json").read_text())["problems"]}
+              for name in ("alan", "zeros")}
+    assert scores["alan"]["layernorm"] == 0 and scores["alan"]["block"] == 25, scores
+    assert scores["zeros"]["layernorm"] == 0 and scores["zeros"]["block"] == 0, scores
