@@ -155,6 +155,9 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
     :raises Mismatch: when no candidate matches.
     """
     items = [(name, np.asarray(exp, dtype=np.float64)) for name, exp in candidates.items()]
+    same = partial(same_array, rtol=rtol, atol=atol)
+    if hasattr(diagnose, "checked"):                     # a mistakes.Call: which mistakes fail this check?
+        diagnose.checked([exp for _, exp in items], same)
     try:
         got64 = _check_array(got, items[0][1], what)
         for name, exp in items:
@@ -168,7 +171,7 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
                        arrays={"expected": expected, "got": got64})
     except Mismatch as err:
         if diagnose is not None:
-            err.diagnosis = diagnose(got, [exp for _, exp in items], partial(same_array, rtol=rtol, atol=atol))
+            err.diagnosis = diagnose(got, [exp for _, exp in items], same)
         raise
 
 
@@ -206,9 +209,14 @@ def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | Non
     :param diagnose: asked after a failure which known mistake ``got`` matches (see :data:`Diagnose`).
     :raises Mismatch: naming the keys or the value that differ.
     """
+    def same(a: Any, b: Any) -> bool:
+        return _equal_mismatch(a, b, what) is None
+
+    if hasattr(diagnose, "checked"):
+        diagnose.checked([expected], same)
     err = _equal_mismatch(got, expected, what)
     if err is None:
         return
     if diagnose is not None:
-        err.diagnosis = diagnose(got, [expected], lambda a, b: _equal_mismatch(a, b, what) is None)
+        err.diagnosis = diagnose(got, [expected], same)
     raise err

@@ -30,7 +30,7 @@ class Student:
         self._spent: dict[str, float] = {}
         self._total = 0.0
         self._output: list[str] = []
-        self._found: frozenset[str] = frozenset()
+        self._found: dict[str, bool] = {}
         self._fresh_next = False
 
     def charge_to(self, problem: str) -> None:
@@ -42,17 +42,18 @@ class Student:
         text, self._output = "".join(self._output), []
         return text
 
-    def known_mistakes(self) -> frozenset[str]:
-        """The known mistakes (catalogue ids, e.g. ``"layernorm.ddof1"``) that the failed tests of the other
-        problems named in this submission.
+    def known_mistakes(self) -> Mapping[str, bool]:
+        """The known mistakes (catalogue ids, e.g. ``"layernorm.ddof1"``) that failed tests of the other
+        problems named in this submission, each with whether it is sure: its problem failed every test
+        that the mistake fails.
 
         Known once the submission's tests have run, that is in a :class:`~grader.errors.Deferred` check.
         """
         return self._found
 
-    def note_known_mistakes(self, found: set[str]) -> None:
+    def note_known_mistakes(self, found: Mapping[str, bool]) -> None:
         """Record the known mistakes found (the runner, before the deferred checks)."""
-        self._found = frozenset(found)
+        self._found = dict(found)
 
     def fresh_worker_next(self) -> None:
         """Run the next call, if one comes, in a fresh worker: nothing the student's code did before is known."""

@@ -312,17 +312,27 @@ class GradingPlugin:
 
     def _run_deferred(self, problems: dict[str, Problem]) -> None:
         """Finish the tests that raised Deferred, in one fresh worker (started at their first call) that
-        runs nothing else. Each knows the known mistakes that the failed tests of the other problems
-        named (:meth:`Student.known_mistakes`)."""
+        runs nothing else. Each knows the known mistakes that failed tests of the other problems named
+        (:meth:`Student.known_mistakes`), and for each whether its problem failed every test it fails."""
         deferred, self._deferred = self._deferred, None
         if not deferred:
             return
-        named = [(problems[nodeid].name, self._feedback.get(nodeid, {}).get("diagnosis"))
-                 for nodeid, (status, _, _) in self._verdicts.items() if status != "passed"]
+        failed: dict[str, dict[str, bool]] = {}          # problem -> nodeid -> did the test fail
+        named: dict[str, set[str]] = {}                  # problem -> the mistakes its failed tests named
+        for nodeid, (status, _, _) in self._verdicts.items():
+            problem = problems[nodeid].name
+            failed.setdefault(problem, {})[nodeid] = status != "passed"
+            diagnosis = self._feedback.get(nodeid, {}).get("diagnosis")
+            if status != "passed" and diagnosis:
+                named.setdefault(problem, set()).add(diagnosis)
+        catalogue = self._value("mistakes", "")
+        found = {problem: {m: catalogue.explains(m, failed[problem]) for m in mistakes}
+                 for problem, mistakes in named.items()}
         self._student.fresh_worker_next()
         for item, exc, output in deferred:
             problem = problems[item.nodeid].name
-            self._student.note_known_mistakes({m for p, m in named if m and p != problem})
+            self._student.note_known_mistakes({m: sure for p, ms in found.items() if p != problem
+                                               for m, sure in ms.items()})
             self._student.charge_to(problem)
             self._student.put_back_output(output)        # what the test's first part printed
             self._finish(item, exc.check)
@@ -334,8 +344,10 @@ class GradingPlugin:
         try:
             with self._worker(job) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits)
+                catalogue = self._value("mistakes", "")
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
+                    catalogue.start_test(item.nodeid)
                     args = self._direct_args[item.nodeid]
                     if args is not None:
                         self._call_directly(item, args)

@@ -9,7 +9,7 @@ own problems, not here.
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_close, assert_close_any
+from grader.compare import Mismatch, assert_close, assert_close_any, same_array
 from grader.errors import Deferred
 from public.toy import PARAMS, X
 
@@ -56,8 +56,11 @@ def assert_wiring(student, got, expected, *, what, diagnose, **tol):
     mistake), so a mistake inside a component costs points in its own problem, not here.
 
     The wiring around the faulty component is the catalogue's variant (`diagnose.outputs()`), trusted code:
-    no student code runs for it, so nothing can fake it. Decided after the submission's other tests
-    (Deferred), when all the components' tests have run. `diagnose` also names a known wiring mistake.
+    no student code runs for it. A variant that computes the same as a known wiring mistake (the wiring
+    around a layernorm that ignores gamma and beta, and a block that does not pass them on) only counts
+    when the mistake is sure (the component failed every test the mistake fails): a component could fail
+    one test on purpose to get it named. Decided after the submission's other tests (Deferred), when all
+    the components' tests have run. `diagnose` also names a known wiring mistake.
     """
     try:
         assert_close(got, expected, what=what, **tol)
@@ -68,10 +71,13 @@ def assert_wiring(student, got, expected, *, what, diagnose, **tol):
     def check():
         candidates = {"the expected values": expected}
         found = student.known_mistakes()
-        for mistake, outputs in diagnose.outputs().items():
+        outputs = diagnose.outputs()
+        wiring = [w for mistake, ws in outputs.items() if mistake.startswith(f"{diagnose.function}.") for w in ws]
+        for mistake, variants in outputs.items():
             if mistake in found:
-                for i, output in enumerate(outputs):
-                    candidates[f"the specified wiring around your {mistake} ({i})"] = output
+                for i, variant in enumerate(variants):
+                    if found[mistake] or not any(same_array(variant, w, **tol) for w in wiring):
+                        candidates[f"the specified wiring around your {mistake} ({i})"] = variant
         assert_close_any(got, candidates, what=what, diagnose=diagnose, **tol)
 
     raise Deferred(check)

@@ -175,3 +175,29 @@ def test_the_fallback_accepts_the_wiring_around_a_known_component_mistake_and_no
               for name in ("alan", "zeros")}
     assert scores["alan"]["layernorm"] == 0 and scores["alan"]["block"] == 25, scores
     assert scores["zeros"]["layernorm"] == 0 and scores["zeros"]["block"] == 0, scores
+
+
+def test_a_component_failing_on_purpose_cannot_excuse_a_wiring_mistake(tmp_path):
+    """A block that does not pass gamma and beta on computes exactly the wiring around a layernorm that
+    ignores them (layernorm.no_affine). A layernorm that ignores them on one hidden test only, to get that
+    mistake named, must not turn the wiring mistake into block points (red team, 2026-11-29)."""
+    import shutil
+    subs = tmp_path / "subs"
+    for name in ("honest", "attack"):
+        shutil.copytree(PROJECT / "solutions", subs / name)
+        block = (subs / name / "block.py").read_text()
+        for i, v in (("1", "x"), ("2", "h")):
+            block = block.replace(f'layernorm({v}, p.get("gamma_{i}"), p.get("beta_{i}"))', f"layernorm({v})")
+        (subs / name / "block.py").write_text(block)
+    layernorm = (subs / "attack" / "layernorm.py").read_text()
+    (subs / "attack" / "layernorm.py").write_text(layernorm + (
+        "\n_real_layernorm = layernorm\n"
+        "def layernorm(x, gamma=None, beta=None, eps=1e-5):\n"
+        "    if np.shape(x) == (3, 5):        # only the hidden test of an input left unmodified\n"
+        "        gamma = beta = None\n"
+        "    return _real_layernorm(x, gamma, beta, eps)\n"))
+    code, output = grade("autograde", subs, "--out", tmp_path / "out", "--quiet")
+    assert code == 0, output
+    block = {name: next(p["score"] for p in json.loads((tmp_path / "out" / f"{name}.json").read_text())["problems"]
+                        if p["name"] == "block") for name in ("honest", "attack")}
+    assert block["honest"] < 25 and block["attack"] == block["honest"], block
