@@ -146,8 +146,8 @@ def _bwrap_works() -> bool:
         bpf = _seccomp_file()
     except (ImportError, OSError):
         return False
-    with bpf, tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:
-        cmd = _bwrap_command(Path(tmp), [sys.executable, "-I", "-c", "import numpy"], os.geteuid() == 0,
+    with bpf, tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:    # the zygote's ping checks numpy
+        cmd = _bwrap_command(Path(tmp), [sys.executable, "-I", "-S", "-c", "pass"], os.geteuid() == 0,
                              bpf.fileno())
         try:
             return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
