@@ -217,7 +217,7 @@ class Catalogue:
             return ()
         return tuple(import_course_module(self._variants_path, self._search).MISTAKES)
 
-    @property
+    @cached_property
     def messages(self) -> dict[str, str]:
         return {**self._data["messages"], **{m.id: m.message for m in self.mistakes}}
 

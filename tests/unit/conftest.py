@@ -5,6 +5,8 @@ import json
 import re
 import shutil
 import socket
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -51,6 +53,13 @@ def test_twice_secret(student):
     assert student.twice(21) == 42, "twice(21) should be 42"
 '''
 GOOD = {"mathy.py": "import numpy as np\n\ndef double(x):\n    return 2 * x\n\ndef twice(n):\n    return 2 * n\n"}
+
+
+def grade(*args, cwd: Path = PROJECT) -> tuple[int, str]:
+    """Run `grade` in a fresh process, as a user would; its exit status and what it printed."""
+    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

@@ -6,8 +6,7 @@ import json
 import shutil
 
 import pytest
-from conftest import write_tree
-from test_cli import grade
+from conftest import grade, write_tree
 
 SUITE = '''
 import pytest
@@ -78,9 +77,9 @@ def test_deferred_checks_share_one_fresh_worker_after_the_other_tests(deferred_c
     else:
         (tmp_path / "subs").mkdir()
         shutil.copytree(deferred_course / "solutions", tmp_path / "subs" / "ann")
-        result = grade("autograde", tmp_path / "subs", "--course", deferred_course / "course.json",
-                       "--out", tmp_path / "out", "--sandbox", level, "--unsafe", "--quiet")
-        assert result.exit_code == 0, result.output
+        code, output = grade("autograde", tmp_path / "subs", "--course", deferred_course / "course.json",
+                             "--out", tmp_path / "out", "--sandbox", level, "--unsafe", "--quiet")
+        assert code == 0, output
         out = tmp_path / "out" / "ann.json"
     tests = [t for t in json.loads(out.read_text())["tests"] if t["visibility"] == "visible"]
     assert [t["name"] for t in tests] == ["test_zero", "test_one", "test_two", "test_three", "test_four"]

@@ -5,23 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT
+from conftest import PROJECT, grade
 from mutants import MUTANTS, write_mutant
 
 from grader.mistakes import import_course_module
 
 CATALOGUE = import_course_module(PROJECT / "solutions" / "mistakes.py", [PROJECT / "solutions"]).MISTAKES
-
-
-def grade(*args, cwd=PROJECT):
-    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=600)
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import GOOD, write_tree
+from conftest import GOOD, grade, write_tree
 
 from grader.compare import Diagnosis, same_array
 from grader.mistakes import Catalogue, Recorder, call_key, import_course_module, mistake, unique_match
@@ -56,12 +55,6 @@ def course_with_mistakes(mini_course: Path) -> Path:
     data["problems"][0]["points"] = 2
     mini_course.write_text(json.dumps(data))
     return mini_course
-
-
-def grade(*args, cwd=None):
-    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 def autograde(course: Path, submissions: dict[str, dict], tmp_path: Path) -> dict[str, dict]:

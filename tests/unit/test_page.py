@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PROJECT
+from conftest import PROJECT, grade
 from mutants import write_mutant
 
 from grader.page import heatmap
@@ -24,12 +23,6 @@ def attention(*args, **kwargs):
     print('<script>alert(1)</script> & <b>bold</b>')
     return _attention(*args, **kwargs)
 """
-
-
-def grade(*args):
-    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
-                          cwd=PROJECT, timeout=600)
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,10 @@ grades their one mistake deserves (a fault in a component costs only that compon
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import PROJECT
+from conftest import PROJECT, grade
 
 F, Z, N = "full", "zero", "not_full"
 EXAMPLES = {   # layernorm, gelu, attention, block, params
@@ -29,12 +27,6 @@ NAMED = {   # tests the course text asks for by name
     "block": ["test_mlp_course_m5_for_the", "test_block_course_y5_for_the", "test_block_attention_off_course_row"],
     "gelu": ["test_tanh_form_not_erf_near_2_7"],
 }
-
-
-def grade(*args):
-    proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
-                          cwd=PROJECT, timeout=600)
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 def test_validate_reference_full_and_stubs_zero():
