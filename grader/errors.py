@@ -17,14 +17,16 @@ class StudentError(Exception):
     :param kind: a short tag for the score file: ``raised``, ``import_error``, ``missing_function``,
         ``not_implemented``, ``timeout``, ``crashed``, ``bad_type``, ``too_large``, ``budget``.
     :param message: one line a student can act on, e.g. ``"timed out after 5 s in gelu"``.
+    :param seconds: the wall-clock seconds the failed call took (charged to the time budgets).
     """
 
-    def __init__(self, kind: str, message: str, detail: str = "", output: str = ""):
+    def __init__(self, kind: str, message: str, detail: str = "", output: str = "", seconds: float = 0.0):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.detail = detail      # the student's traceback lines; may show values, so public tests only
         self.output = output      # what the student's code printed during the call
+        self.seconds = seconds
 
 
 class Deferred(Exception):

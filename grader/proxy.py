@@ -3,15 +3,39 @@
 The proxy is the one seam between the suites and student code. It sends copies of the arguments,
 returns plain data (ndarrays, numbers, dicts, lists) or raises :class:`~grader.errors.StudentError`,
 and charges each call's wall-clock time to the current problem's and the submission's budgets.
+
+Calls sent ahead: the suites make the same calls for every submission, so the proxy keeps the calls
+the tests made for the previous submission (a :data:`Plan`) and sends them to the worker before the
+tests ask, a few at a time, to run back to back. A test's call then takes the answer whose call is
+identical (function and arguments, byte for byte); a call the plan did not foresee is sent as it comes.
+The worker runs the calls in the plan's order, each under the same timeout; a test that ends before
+making all its calls leaves calls run for nothing: sending ahead stops for that submission then, and
+after anything goes wrong (a timeout or a crash kills the calls sent ahead).
 """
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Mapping
 
 from .errors import StudentError
 from .sandbox import Limits, Worker
+
+AHEAD = 16               # calls sent ahead at most; more are sent when half of them are answered
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One call a test made: the test's nodeid, the function, and the call encoded
+    (:meth:`Worker.encode_call <grader.sandbox.Worker.encode_call>`: its identity)."""
+
+    test: str
+    function: str
+    return_inputs: bool
+    call: tuple[bytes, ...]
+
+
+Plan = list[Planned]     # the calls of a submission's tests, in the order made
 
 
 class Student:
@@ -22,16 +46,36 @@ class Student:
     :param limits: the call timeout and the time budgets, seconds.
     """
 
-    def __init__(self, worker: Worker, functions: Mapping[str, str], limits: Limits):
+    def __init__(self, worker: Worker, functions: Mapping[str, str], limits: Limits, plan: Plan = ()):
         self._worker = worker
         self._functions = dict(functions)
         self._limits = limits
         self._problem = ""
         self._spent: dict[str, float] = {}
         self._total = 0.0
+        self._busy = 0.0                                 # the worker's busy seconds already charged
         self._output: list[str] = []
         self._found: dict[str, bool] = {}
         self._fresh_next = False
+        self._test: str | None = None
+        self.made: Plan = []                             # the calls the tests made, in order
+        self._plan = list(plan)
+        self._first = {}                                 # test -> its first call's place in the plan
+        for i, planned in reversed(list(enumerate(self._plan))):
+            self._first[planned.test] = i
+        self._next = 0                                   # the plan's next call to send ahead
+        self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
+        self._starts = -1                                # the worker's starts when the calls were sent
+
+    def start_test(self, nodeid: str | None) -> None:
+        """The calls from now on are the test ``nodeid``'s (None: outside the tests' run, e.g. deferred
+        checks: not planned, nothing sent ahead). A call sent ahead for an earlier test, and not taken,
+        stops sending ahead for this submission."""
+        self._test = nodeid
+        first = self._first.get(nodeid) if nodeid is not None else None
+        if nodeid is None or (first is not None and any(i < first for sent in self._tickets.values()
+                                                        for i, _ in sent)):
+            self._plan = []
 
     def charge_to(self, problem: str) -> None:
         """Charge the following calls' time to ``problem``'s budget."""
@@ -77,6 +121,23 @@ class Student:
             raise AttributeError(f"no student function {name!r} in course.json")
         return self._call(name, True, *args, **kwargs)
 
+    def _send_ahead(self) -> None:
+        """Keep up to AHEAD calls of the plan sent ahead (more once half of them are answered)."""
+        if self._worker.starts != self._starts and self._starts != -1:
+            self._plan = []                              # the worker was killed, and the calls with it
+        sent = sum(len(t) for t in self._tickets.values())
+        if not self._plan or self._next >= len(self._plan) or sent > AHEAD // 2:
+            return
+        batch = self._plan[self._next:self._next + AHEAD - sent]
+        tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, list(p.call))
+                                      for p in batch])
+        self._starts = self._worker.starts
+        for i, ticket in enumerate(tickets, start=self._next):
+            self._tickets.setdefault(self._plan[i].call, []).append((i, ticket))
+        self._next += len(tickets)
+        if not tickets:
+            self._plan = []
+
     def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
         limits = self._limits
         left_problem = limits.problem_budget - self._spent.get(self._problem, 0.0)
@@ -89,18 +150,31 @@ class Student:
         if self._fresh_next:
             self._fresh_next = False
             self._worker.restart()
-        started = time.monotonic()
+        ticket = encoded = None
+        if self._test is not None:
+            encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
+            self.made.append(Planned(self._test, name, return_inputs, encoded))
+            self._send_ahead()
+            sent = self._tickets.get(encoded)
+            if sent:
+                ticket = sent.pop(0)[1]
+            elif self._plan:
+                self._plan = []                          # a call the plan did not foresee
+        seconds = 0.0
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,
                                       timeout=min(limits.call_timeout, left_problem, left_total),
-                                      return_inputs=return_inputs)
+                                      return_inputs=return_inputs, ticket=ticket,
+                                      encoded=list(encoded) if encoded else None)
+            seconds = reply.seconds
         except StudentError as err:
+            seconds = err.seconds
             self._output.append(err.output)
             raise
         finally:
-            elapsed = time.monotonic() - started
-            self._spent[self._problem] = self._spent.get(self._problem, 0.0) + elapsed
-            self._total += elapsed
+            self._spent[self._problem] = self._spent.get(self._problem, 0.0) + seconds
+            self._total += max(seconds, self._worker.busy - self._busy)   # with the calls run for nothing
+            self._busy = self._worker.busy
         self._output.append(reply.output)
         if return_inputs:
             args_after, kwargs_after = reply.inputs

@@ -18,7 +18,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
+import dataclasses
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,25 @@ class Reply:
     inputs: Any
     output: str
     seconds: float
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """A request written to the worker and not answered yet."""
+
+    ticket: str                  # the request's nonce: its reply must echo it
+    function: str
+    return_inputs: bool
+    size: int                    # bytes on the wire
+    sent: float                  # time.monotonic() when written
+
+
+AHEAD_BYTES = 64 << 10           # request bytes a worker may hold unanswered: a write then never waits on a
+                                 # worker that is itself waiting to write a reply (a socket buffers ~200 KiB)
+
+
+class _Lost(Exception):
+    """A call sent ahead of the one awaited timed out or broke the worker: that call must be sent again."""
 
 
 BWRAP, PROCESS = "bwrap", "process"
@@ -430,6 +451,12 @@ class Worker:
         self._channel = None
         self._requests = None
         self._replies: queue.Queue = queue.Queue()
+        self._sent: deque[_Sent] = deque()              # written, not answered yet, in order
+        self._unanswered = 0                             # their bytes
+        self._answers: dict[str, tuple] = {}            # ticket -> (reply, seconds, limit, log from, log to)
+        self._last = 0.0                                 # time.monotonic() of the last reply
+        self._log_end = 0                                # where the log ended after the last reply
+        self.busy = 0.0                                  # seconds the worker spent on calls, all of them
 
     def __enter__(self) -> "Worker":
         return self
@@ -449,6 +476,7 @@ class Worker:
         self._close_log()                                # a new log for every worker: a fresh worker cannot
         self._starts += 1                                # read what the one before it printed (through fd 2)
         self._log_path = self._logs / f"{self._tmp.name}-{self._starts}.log"
+        self._log_end, self._last = 0, 0.0
         log = open(self._log_path, "ab")
         self._log = open(self._log_path, "rb")
         try:
@@ -495,6 +523,11 @@ class Worker:
                 return
 
     @property
+    def starts(self) -> int:
+        """How many times a worker process was started (a restart kills the calls sent ahead)."""
+        return self._starts
+
+    @property
     def _running(self) -> bool:
         return self._proc is not None or self._pid is not None
 
@@ -513,6 +546,9 @@ class Worker:
     def _kill(self) -> None:
         """Kill the worker and every process it started."""
         proc, self._proc, self._pid = self._proc, None, None
+        self._sent.clear()
+        self._answers.clear()
+        self._unanswered = 0
         if self._zygote is not None:
             try:
                 self._zygote.kill()
@@ -538,24 +574,82 @@ class Worker:
             except (OSError, AttributeError):
                 pass
 
-    def _output_since(self, offset: int) -> str:
+    def _read_log(self, start: int, end: int) -> str:
+        """What the student's code printed between two log positions (at most ``output_kb``)."""
+        if end <= start:
+            return ""
         try:
-            self._log.seek(offset)
-            data = self._log.read(self.limits.output_kb << 10)
+            self._log.seek(start)
+            data = self._log.read(min(end - start, self.limits.output_kb << 10))
         except OSError:
             return ""
         return data.decode("utf-8", errors="replace").replace("\x00", "")
 
-    def _exchange(self, request: dict, deadline: float) -> tuple[str, Any]:
-        """Send one request and wait for its reply until ``deadline`` (``time.monotonic()``).
+    @staticmethod
+    def encode_call(function: str, args: list, kwargs: dict, return_inputs: bool = False) -> list[bytes]:
+        """A call as wire frames, without its ticket: byte for byte the same for the same call."""
+        return wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
+                            "return_inputs": return_inputs})
 
-        :returns: ``("ok", reply)``, ``("eof", None)`` when the worker died, or ``("garbled", why)``.
-        :raises TimeoutError: no reply in time.
+    def _request(self, module: str, function: str, return_inputs: bool, call: list[bytes]) -> tuple[_Sent, bytes]:
+        """An encoded call (:meth:`encode_call`) as a request with a fresh ticket, and its bytes."""
+        ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
+        head = json.loads(call[0])
+        head["body"]["$dict"].update(id=ticket, module=module)
+        data = b"".join(wire._HEADER.pack(len(f)) + f for f in [json.dumps(head).encode(), *call[1:]])
+        return _Sent(ticket, function, return_inputs, len(data), 0.0), data
+
+    def _write(self, sent: list[_Sent], data: bytes) -> None:
+        """Write requests to the worker (started if need be).
+
+        :raises TimeoutError: a forked worker did not take them in time. :raises OSError: it is gone.
+        """
+        if not self._running:
+            self._start()
+        if self._channel is not None:
+            self._channel.deadline = time.monotonic() + self.limits.call_timeout
+            self._channel.write(data)
+        else:
+            self._requests.write(data)
+            self._requests.flush()
+        now = time.monotonic()
+        for one in sent:
+            self._sent.append(dataclasses.replace(one, sent=now))
+            self._unanswered += one.size
+
+    def ahead(self, calls: list[tuple[str, str, bool, list[bytes]]]) -> list[str]:
+        """Send calls before they are made, ``(module, function, return_inputs, encode_call(...))`` each, for
+        the worker to run back to back (a forked worker only): a call then costs each side one wake-up less.
+        :meth:`call` with ``ticket=`` collects one. Sends the first calls that fit in AHEAD_BYTES with the
+        requests not answered yet, in one write, and returns their tickets.
+        """
+        if self._zygote is None:
+            return []
+        sent, data, size = [], [], self._unanswered
+        for module, function, return_inputs, call in calls:
+            one, request = self._request(module, function, return_inputs, call)
+            if size + one.size > AHEAD_BYTES:
+                break
+            sent.append(one)
+            data.append(request)
+            size += one.size
+        if not sent:
+            return []
+        try:
+            self._write(sent, b"".join(data))
+        except (OSError, TimeoutError):                  # the worker is gone: the calls, made, will say
+            self._kill()
+            return []
+        return [one.ticket for one in sent]
+
+    def _next_message(self, deadline: float) -> tuple[str, Any]:
+        """The next reply: ``("ok", reply)``, ``("eof", None)`` when the worker died, ``("garbled", why)``.
+
+        :raises TimeoutError: none by ``deadline`` (``time.monotonic()``).
         """
         if self._channel is not None:                    # a forked worker: read its socket right here
             self._channel.deadline = deadline
             try:
-                wire.write_message(self._channel, request)
                 return "ok", wire.read_message(self._channel)
             except (EOFError, ConnectionError):
                 return "eof", None
@@ -564,43 +658,89 @@ class Worker:
             except Exception as exc:                     # a garbled or oversized frame
                 return "garbled", f"{type(exc).__name__}: {exc}"
         try:                                             # a spawned worker: its pipe is read by a thread
-            wire.write_message(self._requests, request)
             return self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             raise TimeoutError from None
-        except OSError:
-            return "eof", None
 
-    def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
-             return_inputs: bool = False) -> Reply:
-        """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
+    def _receive(self, ticket: str | None, timeout: float) -> None:
+        """Read the reply to the oldest request. It gets ``timeout`` seconds if it is ``ticket``'s, the call
+        timeout otherwise, counted from when the worker could start it (the reply before it, or its sending).
 
-        :param timeout: seconds of wall clock before the worker is killed.
-        :raises StudentError: the student's code raised, timed out, crashed, exited or returned bad data.
+        :raises StudentError: ``ticket``'s call timed out or broke the worker (which is then killed).
+        :raises _Lost: an earlier call did (the worker is killed; ``ticket`` must be sent again).
         """
-        if not self._running:
-            self._start()
-        offset = os.fstat(self._log.fileno()).st_size
-        nonce = secrets.token_hex(8)       # a reply must echo it: nothing answers a call in advance
-        request = {"op": "call", "id": nonce, "module": module, "function": function, "args": list(args),
-                   "kwargs": dict(kwargs), "return_inputs": return_inputs}
-        started = time.monotonic()
+        head = self._sent[0]
+        mine = head.ticket == ticket
+        limit = timeout if mine else self.limits.call_timeout
+        start = max(head.sent, self._last)
         try:
-            status, payload = self._exchange(request, started + timeout)
+            status, payload = self._next_message(start + limit)
         except TimeoutError:
+            self.busy += limit
             self._kill()
-            raise StudentError("timeout", f"timed out after {timeout:g} s in {function}") from None
-        seconds = time.monotonic() - started
-        if status == "ok" and not _well_formed(payload, nonce, return_inputs):
+            if not mine:
+                raise _Lost from None
+            raise StudentError("timeout", f"timed out after {limit:g} s in {head.function}",
+                               seconds=limit) from None
+        now = time.monotonic()
+        if status == "ok" and not _well_formed(payload, head.ticket, head.return_inputs):
             status, payload = "garbled", "a reply of the wrong form or out of turn"
         if status != "ok":
             code = self._exit_code(timeout=1) if status == "eof" else None
+            self.busy += now - start
             self._kill()
-            raise StudentError("crashed", _death(function, code, payload))
-        output = self._output_since(offset)
+            if not mine:
+                raise _Lost
+            raise StudentError("crashed", _death(head.function, code, payload), seconds=now - start)
+        self._unanswered -= self._sent.popleft().size
+        log = payload.get("log")
+        if type(log) is not int or log < self._log_end:  # fd 2 moved by the student's code: ask the file
+            log = max(self._log_end, os.fstat(self._log.fileno()).st_size)
+        self._answers[head.ticket] = (payload, now - start, limit, self._log_end, log)
+        self._log_end, self._last = log, now
+        self.busy += now - start
+
+    def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
+             return_inputs: bool = False, ticket: str | None = None, encoded: list[bytes] | None = None) -> Reply:
+        """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
+
+        :param timeout: seconds of wall clock before the worker is killed, counted from when the worker
+            could start the call.
+        :param ticket: this very call's ticket from :meth:`ahead`, if it was sent ahead (unknown tickets,
+            e.g. of a worker killed since, are ignored: the call is sent now).
+        :param encoded: the call as :meth:`encode_call` gives it, if the caller has it already.
+        :raises StudentError: the student's code raised, timed out, crashed, exited or returned bad data.
+        """
+        for _ in range(2):                               # twice only when a call sent ahead broke the worker
+            try:
+                if ticket is None or (ticket not in self._answers and all(s.ticket != ticket for s in self._sent)):
+                    one, request = self._request(module, function, return_inputs,
+                                                 encoded or self.encode_call(function, args, kwargs, return_inputs))
+                    while self._sent and self._unanswered + one.size > AHEAD_BYTES:
+                        self._receive(None, self.limits.call_timeout)        # make room: never both writing
+                    self._write([one], request)
+                    ticket = one.ticket
+                while ticket not in self._answers:
+                    self._receive(ticket, timeout)
+                break
+            except _Lost:
+                ticket = None
+            except TimeoutError:                         # the worker did not take the request in time
+                self._kill()
+                raise StudentError("timeout", f"timed out after {timeout:g} s in {function}",
+                                   seconds=timeout) from None
+            except OSError:                              # it is gone
+                code = self._exit_code(timeout=1)
+                self._kill()
+                raise StudentError("crashed", _death(function, code, None)) from None
+        payload, seconds, limit, start, end = self._answers.pop(ticket)
+        if limit > timeout and seconds > timeout:        # it ran ahead, for longer than this call may take
+            self._kill()
+            raise StudentError("timeout", f"timed out after {timeout:g} s in {function}", seconds=timeout)
+        output = self._read_log(start, end)
         if not payload["ok"]:
             raise StudentError(payload["kind"], payload["error"], detail=payload.get("traceback", ""),
-                               output=output)
+                               output=output, seconds=seconds)
         return Reply(payload["value"], payload.get("inputs"), output, seconds)
 
     def restart(self) -> None:

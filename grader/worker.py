@@ -282,23 +282,32 @@ def main(argv: list[str]) -> None:
             request = read_message(requests)
         except EOFError:
             return
-        try:
-            reply = _call(request)
-            reply["id"] = request.get("id")
-            frames = encode(reply)
-        except WireError as exc:
-            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request['function']}() {exc}",
-                             "id": request.get("id")})
-        except BaseException as exc:                   # a value whose walk ran student code and failed
-            frames = encode({"ok": False, "kind": "bad_type", "id": request.get("id"),
-                             "error": f"{request['function']}() returned a value that cannot be read: "
-                                      f"{_describe(exc)}"})
+        reply = _call(request)
         for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except BaseException:
                 pass
+        # Where the log ends after this call: the grader shows each call what it printed, also when it
+        # reads this reply after later calls have run (calls sent ahead).
+        meta = {"id": request.get("id"), "log": _log_end()}
+        try:
+            frames = encode({**reply, **meta})
+        except WireError as exc:
+            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request['function']}() {exc}", **meta})
+        except BaseException as exc:                   # a value whose walk ran student code and failed
+            frames = encode({"ok": False, "kind": "bad_type", **meta,
+                             "error": f"{request['function']}() returned a value that cannot be read: "
+                                      f"{_describe(exc)}"})
         write_frames(replies, frames)
+
+
+def _log_end() -> int | None:
+    """The size of the log (fd 2), or None when the student's code moved fd 2 elsewhere."""
+    try:
+        return os.fstat(2).st_size
+    except BaseException:
+        return None
 
 
 # ---------------------------------------------------------------- the zygote: warm workers by fork

@@ -145,6 +145,15 @@ def make_worker(request, limits):
         z.close()
 
 
+@pytest.fixture(params=LEVELS if WARM[-1] else [], ids=lambda lv: f"{lv}-warm")
+def make_forked_worker(request, limits):
+    """Make a Worker forked from a zygote (POSIX), at every level: the kind that takes calls sent ahead."""
+    make, zygotes = _worker_factory(request.param, True, limits)
+    yield make
+    for z in zygotes:
+        z.close()
+
+
 @pytest.fixture(params=WARM, ids=lambda w: "warm" if w else "cold")
 def make_bwrap_worker(request, limits, bwrap_level):
     make, zygotes = _worker_factory(bwrap_level, request.param, limits)

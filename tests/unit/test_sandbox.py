@@ -516,3 +516,94 @@ def test_autograde_stops_when_the_sandbox_cannot_start(monkeypatch, bwrap_level,
     with pytest.raises(GradeError, match="sandbox could not start"):
         run(course, [Job("ann", course.solutions)], graded.append, hidden=True, level=bwrap_level, tmp_root=tmp_path)
     assert graded == []
+
+
+# ---------------------------------------------------------------- calls sent ahead (forked workers)
+
+def ahead(worker, *calls):
+    """Send ``(function, *args)`` calls ahead; return their tickets."""
+    tickets = worker.ahead([("mod", fn, False, Worker.encode_call(fn, list(args), {})) for fn, *args in calls])
+    assert len(tickets) == len(calls)
+    return tickets
+
+
+def collect(worker, ticket, fn, *args, timeout=2.0):
+    return worker.call("mod", fn, list(args), {}, timeout=timeout, ticket=ticket)
+
+
+SAYS = """
+    import time
+    def say(word, pause=0.0):
+        time.sleep(pause)
+        print(word)
+        return word.upper()
+    def hang():
+        while True:
+            pass
+    """
+
+
+def test_calls_sent_ahead_answer_in_any_order_each_with_its_own_output(submission, make_forked_worker):
+    with make_forked_worker(submission({"mod.py": SAYS})) as w:
+        a, b, c = ahead(w, ("say", "a"), ("say", "b"), ("say", "c"))
+        time.sleep(0.2)                                  # all three have run: their output is in the log
+        replies = [collect(w, t, "say", word) for t, word in ((c, "c"), (a, "a"), (b, "b"))]
+    assert [(r.value, r.output) for r in replies] == [("C", "c\n"), ("A", "a\n"), ("B", "b\n")]
+
+
+def test_a_call_sent_ahead_that_hangs_does_not_time_out_the_call_after_it(submission, make_forked_worker):
+    """The call nobody collects hangs: the worker is killed at the call timeout, and the call after it
+    runs again in a fresh worker, charged only its own time."""
+    with make_forked_worker(submission({"mod.py": SAYS})) as w:
+        _, later = ahead(w, ("hang",), ("say", "x"))
+        reply = collect(w, later, "say", "x")
+        assert (reply.value, reply.output) == ("X", "x\n") and reply.seconds < 1
+        assert w.starts == 2
+
+
+def test_a_call_sent_ahead_is_held_to_its_own_timeout(submission, make_forked_worker):
+    with make_forked_worker(submission({"mod.py": SAYS})) as w:
+        (hangs,) = ahead(w, ("hang",))
+        started = time.monotonic()
+        with pytest.raises(StudentError) as err:
+            collect(w, hangs, "hang", timeout=0.5)
+        assert err.value.kind == "timeout" and time.monotonic() - started < 1.5
+        (slow,) = ahead(w, ("say", "s", 0.6))
+        time.sleep(1.0)                                  # answered, in 0.6 s: more than this call may take
+        with pytest.raises(StudentError) as err:
+            collect(w, slow, "say", "s", 0.6, timeout=0.3)
+        assert err.value.kind == "timeout"
+        assert collect(w, None, "say", "y").value == "Y"
+
+
+def test_a_reply_cannot_answer_a_call_sent_ahead_of_time(submission, make_forked_worker):
+    """The student's code can read the requests sent ahead (their tickets too) and forge their replies:
+    one written before its call's turn breaks the channel's order and is a crash; the call sent ahead
+    runs again in a fresh worker."""
+    sub = submission({"mod.py": """
+        import gc, io, json, struct
+        def f():
+            for obj in gc.get_objects():
+                if isinstance(obj, io.BufferedReader) and not obj.closed:
+                    try:
+                        data = obj.peek(1 << 16)
+                    except Exception:
+                        continue
+                    for ticket in set(__import__("re").findall(rb'"id": "([0-9a-f]{16})"', data)):
+                        head = json.dumps({"arrays": 0, "body": {"$dict": {"ok": True, "value": 99,
+                                           "id": ticket.decode(), "log": 0}}}).encode()
+                        for fd in range(3, 12):
+                            try:
+                                __import__("os").write(fd, struct.pack(">Q", len(head)) + head)
+                            except OSError:
+                                pass
+            return 1
+        def g():
+            return 2
+        """})
+    with make_forked_worker(sub) as w:
+        first, second = ahead(w, ("f",), ("g",))
+        with pytest.raises(StudentError) as err:
+            collect(w, first, "f")
+        assert err.value.kind == "crashed" and "out of turn" in err.value.message
+        assert collect(w, second, "g").value == 2 and w.starts == 2

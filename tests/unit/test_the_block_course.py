@@ -193,3 +193,37 @@ def test_a_component_failing_on_purpose_cannot_excuse_a_wiring_mistake(tmp_path)
     block = {name: next(p["score"] for p in json.loads((tmp_path / "out" / f"{name}.json").read_text())["problems"]
                         if p["name"] == "block") for name in ("honest", "attack")}
     assert block["honest"] < 25 and block["attack"] == block["honest"], block
+
+
+def test_grading_after_other_submissions_gives_what_grading_alone_gives(course, tmp_path):
+    """From the second submission on, a grader process sends each test's calls ahead (the calls it made
+    for the submission before): verdicts, messages, the output each test shows and the diagnoses must be
+    those of the submission graded alone, in every order."""
+    import shutil
+
+    from grader import runner
+
+    talker = tmp_path / "talker"          # a wrong layernorm that prints: each failed test shows its own print
+    shutil.copytree(PROJECT / "examples" / "submissions" / "alan_ddof1", talker)
+    with open(talker / "layernorm.py", "a") as f:
+        f.write("\n_quiet = layernorm\n"
+                "def layernorm(x, *args, **kwargs):\n"
+                "    print('TALK', np.shape(x), np.sum(x))\n"
+                "    return _quiet(x, *args, **kwargs)\n")
+    folders = [talker] + sorted(p for p in (PROJECT / "examples" / "submissions").iterdir() if p.is_dir())
+
+    def verdicts(jobs):
+        found = []
+        runner.run(course, [runner.Job(p.name, p) for p in jobs], lambda g: found.append((g.job.path.name, [
+            (r.name, r.status, r.kind, r.output, r.feedback.get("diagnosis")) for r in g.results])),
+                   hidden=True, level="process")
+        return found
+
+    alone = {p.name: verdicts([p])[0][1] for p in folders}
+    together = verdicts(folders + folders[::-1])
+    assert [name for name, _ in together] == [p.name for p in folders + folders[::-1]]
+    for name, results in together:
+        assert results == alone[name], name
+    shown = [t[3] for t in alone["talker"] if "TALK" in t[3]]
+    assert len(shown) >= 3 and all(out.count("TALK") == 1 for out in shown)
+    assert len(set(shown)) == len(shown)
