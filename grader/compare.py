@@ -115,8 +115,14 @@ def _check_finite(got: np.ndarray, got64: np.ndarray, expected: np.ndarray, what
 
 
 def _outside(got64: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    """Boolean array of entries outside the tolerance (``|got - expected| > atol + rtol |expected|``; NaN = NaN)."""
-    return ~np.isclose(got64, expected, rtol=rtol, atol=atol, equal_nan=True)
+    """Boolean array of entries outside the tolerance (``|got - expected| > atol + rtol |expected|``; NaN = NaN,
+    inf = the same inf): ``~np.isclose(..., equal_nan=True)``, without its per-call overhead (half the time)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(got64 - expected) <= atol + rtol * np.abs(expected)
+    close &= np.isfinite(got64) & np.isfinite(expected)
+    close |= got64 == expected
+    close |= np.isnan(got64) & np.isnan(expected)
+    return ~close
 
 
 def same_array(got: Any, candidate: Any, *, rtol: float = 1e-5, atol: float = 1e-8) -> bool:

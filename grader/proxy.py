@@ -60,11 +60,12 @@ class Student:
         self._test: str | None = None
         self.made: Plan = []                             # the calls the tests made, in order
         self._plan = list(plan)
-        self._first = {}                                 # test -> its first call's place in the plan
-        for i, planned in reversed(list(enumerate(self._plan))):
-            self._first[planned.test] = i
+        self._first: dict[str, int] = {}                 # test -> its first call's place in the plan
+        for i in range(len(self._plan) - 1, -1, -1):
+            self._first[self._plan[i].test] = i
         self._next = 0                                   # the plan's next call to send ahead
         self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
+        self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
         self._starts = -1                                # the worker's starts when the calls were sent
 
     def start_test(self, nodeid: str | None) -> None:
@@ -73,8 +74,7 @@ class Student:
         stops sending ahead for this submission."""
         self._test = nodeid
         first = self._first.get(nodeid) if nodeid is not None else None
-        if nodeid is None or (first is not None and any(i < first for sent in self._tickets.values()
-                                                        for i, _ in sent)):
+        if nodeid is None or (first is not None and self._waiting and min(self._waiting) < first):
             self._plan = []
 
     def charge_to(self, problem: str) -> None:
@@ -125,15 +125,15 @@ class Student:
         """Keep up to AHEAD calls of the plan sent ahead (more once half of them are answered)."""
         if self._worker.starts != self._starts and self._starts != -1:
             self._plan = []                              # the worker was killed, and the calls with it
-        sent = sum(len(t) for t in self._tickets.values())
-        if not self._plan or self._next >= len(self._plan) or sent > AHEAD // 2:
+        if not self._plan or self._next >= len(self._plan) or len(self._waiting) > AHEAD // 2:
             return
-        batch = self._plan[self._next:self._next + AHEAD - sent]
+        batch = self._plan[self._next:self._next + AHEAD - len(self._waiting)]
         tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, list(p.call))
                                       for p in batch])
         self._starts = self._worker.starts
         for i, ticket in enumerate(tickets, start=self._next):
             self._tickets.setdefault(self._plan[i].call, []).append((i, ticket))
+            self._waiting[i] = ticket
         self._next += len(tickets)
         if not tickets:
             self._plan = []
@@ -157,7 +157,8 @@ class Student:
             self._send_ahead()
             sent = self._tickets.get(encoded)
             if sent:
-                ticket = sent.pop(0)[1]
+                place, ticket = sent.pop(0)
+                del self._waiting[place]
             elif self._plan:
                 self._plan = []                          # a call the plan did not foresee
         seconds = 0.0

@@ -212,3 +212,13 @@ def test_close_any_accepts_nan_where_a_candidate_has_it_too():
     with pytest.raises(Mismatch) as err:
         assert_close_any(own.copy(), {"reference": EXP, "own": EXP + 1}, what="x")
     assert "NaN" in err.value.public
+
+
+@pytest.mark.parametrize("rtol, atol", [(1e-5, 1e-8), (0.0, 0.0), (1e-3, 1e-3)])
+def test_the_tolerance_is_numpys_isclose_with_nan_equal_to_nan(rtol, atol):
+    from grader.compare import _outside
+
+    values = np.array([0, 1, -1, 1e-9, np.inf, -np.inf, np.nan, 1e300, -1e300, 5e-324, 1 + 1e-6, 1 + 1e-4])
+    got, expected = np.meshgrid(values, values)
+    assert np.array_equal(_outside(got, expected, rtol, atol),
+                          ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
