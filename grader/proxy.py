@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from .errors import StudentError
 from .sandbox import Limits, Worker
 
-AHEAD = 16               # calls sent ahead at most; more are sent when half of them are answered
+AHEAD = 32               # calls sent ahead at most; more are sent when half of them are answered
 
 
 @dataclass(frozen=True)
