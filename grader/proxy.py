@@ -4,13 +4,15 @@ The proxy is the one seam between the suites and student code. It sends copies o
 returns plain data (ndarrays, numbers, dicts, lists) or raises :class:`~grader.errors.StudentError`,
 and charges each call's wall-clock time to the current problem's and the submission's budgets.
 
-Calls sent ahead: the suites make the same calls for every submission, so the proxy keeps the calls
-the tests made for the previous submission (a :data:`Plan`) and sends them to the worker before the
-tests ask, a few at a time, to run back to back. A test's call then takes the answer whose call is
-identical (function and arguments, byte for byte); a call the plan did not foresee is sent as it comes.
-The worker runs the calls in the plan's order, each under the same timeout; a test that ends before
-making all its calls leaves calls run for nothing: sending ahead stops for that submission then, and
-after anything goes wrong (a timeout or a crash kills the calls sent ahead).
+Calls sent ahead: the suites make the same calls for every submission, so the proxy keeps the first
+call of each plain test (its fixtures only the grader's) from the previous submission (a :data:`Plan`)
+and sends those to the worker before the tests ask, up to AHEAD at a time, to run back to back. A
+test's call then takes the answer whose call is identical (function and arguments, byte for byte);
+any other call is sent when it comes. Only first calls: a later call of a test may be made of what the
+student's code returned, and the previous student's values must never reach this one's worker (a
+plain test has no fixture that could carry them from an earlier test). The worker runs the calls in
+the plan's order, each under its own timeout; a test that ends before its planned call leaves that
+call run for nothing: sending ahead stops for the submission then, and after a timeout or a crash.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ class Planned:
     call: tuple[bytes, ...]
 
 
-Plan = list[Planned]     # the calls of a submission's tests, in the order made
+Plan = list[Planned]     # the first calls of a submission's plain tests, in the order made
 
 
 class Student:
@@ -58,7 +60,8 @@ class Student:
         self._found: dict[str, bool] = {}
         self._fresh_next = False
         self._test: str | None = None
-        self.made: Plan = []                             # the calls the tests made, in order
+        self.made: Plan = []                             # the plain tests' first calls, in order
+        self._record = False                             # is the next call one of them
         self._plan = list(plan)
         self._first: dict[str, int] = {}                 # test -> its first call's place in the plan
         for i in range(len(self._plan) - 1, -1, -1):
@@ -68,11 +71,13 @@ class Student:
         self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
         self._starts = -1                                # the worker's starts when the calls were sent
 
-    def start_test(self, nodeid: str | None) -> None:
+    def start_test(self, nodeid: str | None, plain: bool = False) -> None:
         """The calls from now on are the test ``nodeid``'s (None: outside the tests' run, e.g. deferred
-        checks: not planned, nothing sent ahead). A call sent ahead for an earlier test, and not taken,
-        stops sending ahead for this submission."""
+        checks: nothing sent ahead any more). ``plain``: a test whose fixtures are only the grader's, whose
+        first call may be sent ahead next time. A call sent ahead for an earlier test, and not taken, stops
+        sending ahead for this submission."""
         self._test = nodeid
+        self._record = plain
         first = self._first.get(nodeid) if nodeid is not None else None
         if nodeid is None or (first is not None and self._waiting and min(self._waiting) < first):
             self._plan = []
@@ -153,14 +158,14 @@ class Student:
         ticket = encoded = None
         if self._test is not None:
             encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
-            self.made.append(Planned(self._test, name, return_inputs, encoded))
+            if self._record:
+                self.made.append(Planned(self._test, name, return_inputs, encoded))
+                self._record = False
             self._send_ahead()
             sent = self._tickets.get(encoded)
             if sent:
                 place, ticket = sent.pop(0)
                 del self._waiting[place]
-            elif self._plan:
-                self._plan = []                          # a call the plan did not foresee
         seconds = 0.0
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,

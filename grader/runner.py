@@ -136,7 +136,7 @@ class GradingPlugin:
         self._feedback: dict[str, dict] = {}
         self._figures: dict[str, Figures] = {}
         self._deferred: list[tuple[pytest.Item, Deferred, str]] | None = None
-        self._calls: dict[str, list[Planned]] = {}       # nodeid -> the calls it made: sent ahead next time
+        self._calls: dict[str, Planned] = {}             # nodeid -> its first call: sent ahead next time
         self._suites: dict[Path, tuple[Problem, bool]] = {}
         self._public: dict[str, bool] = {}                # nodeid -> may the student see values and output
         self._direct_args: dict[str, list[str] | None] = {}   # nodeid -> arguments when called directly
@@ -339,37 +339,27 @@ class GradingPlugin:
             self._student.put_back_output(output)        # what the test's first part printed
             self._finish(item, exc.check)
 
-    def _remember_calls(self, made: list[Planned]) -> None:
-        """Keep each test's calls to send ahead for the next submission: the most calls seen (a test that
-        stopped at a failed call made fewer)."""
-        by_test: dict[str, list[Planned]] = {}
-        for call in made:
-            by_test.setdefault(call.test, []).append(call)
-        for test, calls in by_test.items():
-            if len(calls) >= len(self._calls.get(test, ())):
-                self._calls[test] = calls
-
     def _grade(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
         self._verdicts, self._feedback, self._figures, self._deferred = {}, {}, {}, []
         error = ""
         try:
             with self._worker(job) as worker:
-                plan = [call for item, _, _, _ in items for call in self._calls.get(item.nodeid, ())]
+                plan = [self._calls[item.nodeid] for item, _, _, _ in items if item.nodeid in self._calls]
                 self._student = Student(worker, self.course.functions, self.course.limits, plan)
                 catalogue = self._value("mistakes", "")
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
-                    self._student.start_test(item.nodeid)
-                    catalogue.start_test(item.nodeid)
                     args = self._direct_args[item.nodeid]
+                    self._student.start_test(item.nodeid, plain=args is not None)
+                    catalogue.start_test(item.nodeid)
                     if args is not None:
                         self._call_directly(item, args)
                     else:
                         nextitem = items[i + 1][0] if i + 1 < len(items) else None
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
                 self._student.start_test(None)
-                self._remember_calls(self._student.made)
+                self._calls.update((call.test, call) for call in self._student.made)
                 self._run_deferred({item.nodeid: problem for item, problem, _, _ in items})
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message

@@ -171,3 +171,39 @@ def test_a_killed_batch_keeps_finished_files_whole_and_a_rerun_completes(mini_co
     assert r.returncode == 0
     assert f"{len(finished)} submissions unchanged" in r.stderr
     assert len(list(out.glob("*.json"))) == 12 and not list(out.glob(".*.tmp"))
+
+
+def test_one_students_values_never_reach_the_next_students_worker(mini_course, submission):
+    """A grader process sends each plain test's first call ahead, as it made it for the submission before.
+    A later call of a test may be made of what the student's code returned (here double(double(x))):
+    sent ahead, it would hand the previous student's value to the next student's code."""
+    from grader import runner
+    from grader.course import load
+
+    public = mini_course.parent / "tests" / "public" / "test_mathy.py"
+    public.write_text(public.read_text() + '''
+@pytest.mark.points(1)
+def test_double_of_double(student):
+    """double of double"""
+    once = student.double(np.arange(3.0))
+    assert_close(student.double(once), np.arange(3.0) * 4, what="double of double")
+
+@pytest.mark.points(1)
+def test_double_again(student):
+    """double once more"""
+    assert_close(student.double(np.arange(3.0)), np.arange(3.0) * 2, what="double of [0, 1, 2]")
+''')
+    marked = submission({"mathy.py": "def double(x):\n    return 2 * x + 777000\n"})     # its values say 777...
+    spy = submission({"mathy.py": """
+        SEEN = []
+        def double(x):
+            SEEN.append(float(abs(x).max()))
+            if len(SEEN) >= 4:
+                raise ValueError(f"seen {SEEN}")
+            return 2 * x
+        """})
+    shown = []
+    runner.run(load(mini_course), [runner.Job("marked", marked), runner.Job("spy", spy)],
+               lambda g: shown.extend(r.output for r in g.results if g.job.student == "spy"), hidden=False)
+    assert any("seen [" in text for text in shown)               # the spy did report what it saw
+    assert not any("777" in text for text in shown)
