@@ -4,13 +4,13 @@ The proxy is the one seam between the suites and student code. It sends copies o
 returns plain data (ndarrays, numbers, dicts, lists) or raises :class:`~grader.errors.StudentError`,
 and charges each call's wall-clock time to the current problem's and the submission's budgets.
 
-Calls sent ahead: the suites make the same calls for every submission, so the proxy keeps the first
-call of each plain test (its fixtures only the grader's) from the previous submission (a :data:`Plan`)
-and sends those to the worker before the tests ask, up to AHEAD at a time, to run back to back. A
+Calls sent ahead: the suites make the same calls for every submission, so the runner records the first
+call of each plain test (its fixtures only the grader's) on the reference solutions (a :data:`Plan`),
+and the proxy sends those to the worker before the tests ask, up to AHEAD at a time, to run back to back. A
 test's call then takes the answer whose call is identical (function and arguments, byte for byte);
 any other call is sent when it comes. Only first calls: a later call of a test may be made of what the
-student's code returned, and the previous student's values must never reach this one's worker (a
-plain test has no fixture that could carry them from an earlier test). The worker runs the calls in
+student's code returned, which must never reach another worker (a plain test has no fixture that could
+carry them from an earlier test). The worker runs the calls in
 the plan's order, each under its own timeout; a test that ends before its planned call leaves that
 call run for nothing: sending ahead stops for the submission then, and after a timeout or a crash.
 """

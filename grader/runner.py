@@ -136,7 +136,8 @@ class GradingPlugin:
         self._feedback: dict[str, dict] = {}
         self._figures: dict[str, Figures] = {}
         self._deferred: list[tuple[pytest.Item, Deferred, str]] | None = None
-        self._calls: dict[str, Planned] = {}             # nodeid -> its first call: sent ahead next time
+        self._plan: list[Planned] = []                   # the calls to send ahead, from the reference's run
+        self._made: list[Planned] = []                   # the calls the last submission's plain tests made first
         self._suites: dict[Path, tuple[Problem, bool]] = {}
         self._public: dict[str, bool] = {}                # nodeid -> may the student see values and output
         self._direct_args: dict[str, list[str] | None] = {}   # nodeid -> arguments when called directly
@@ -247,11 +248,22 @@ class GradingPlugin:
         self.ran = True
         try:
             items = self._items(session)
+            self._plan_calls(items)
             for job in self.jobs:
                 self.on_result(self._grade(job, items))
         except BaseException as exc:                     # re-raised by run() after pytest returns
             self.error = exc
         return True
+
+    def _plan_calls(self, items: list) -> None:
+        """Grade the reference solutions once, unscored, to learn the calls to send ahead for every submission
+        (the first call of each plain test; see :mod:`grader.proxy`). The same for every student, whoever
+        was graded before: a submission's grade never depends on the order. Only with a zygote (calls are
+        sent ahead to forked workers) and where the solutions are (instructors)."""
+        if not self.warm or self.course.solutions is None or not self.course.solutions.is_dir():
+            return
+        self._grade(Job("reference", self.course.solutions), items)
+        self._plan = list(self._made)
 
     def _worker(self, job: Job) -> Worker:
         """This submission's worker: the one started early, or forked from the zygote (restarted if a
@@ -345,8 +357,7 @@ class GradingPlugin:
         error = ""
         try:
             with self._worker(job) as worker:
-                plan = [self._calls[item.nodeid] for item, _, _, _ in items if item.nodeid in self._calls]
-                self._student = Student(worker, self.course.functions, self.course.limits, plan)
+                self._student = Student(worker, self.course.functions, self.course.limits, self._plan)
                 catalogue = self._value("mistakes", "")
                 for i, (item, problem, _, _) in enumerate(items):
                     self._student.charge_to(problem.name)
@@ -359,7 +370,7 @@ class GradingPlugin:
                         nextitem = items[i + 1][0] if i + 1 < len(items) else None
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
                 self._student.start_test(None)
-                self._calls.update((call.test, call) for call in self._student.made)
+                self._made = self._student.made
                 self._run_deferred({item.nodeid: problem for item, problem, _, _ in items})
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message
