@@ -12,7 +12,9 @@ any other call is sent when it comes. Only first calls: a later call of a test m
 student's code returned, which must never reach another worker (a plain test has no fixture that could
 carry them from an earlier test). The worker runs the calls in
 the plan's order, each under its own timeout; a test that ends before its planned call leaves that
-call run for nothing: sending ahead stops for the submission then, and after a timeout or a crash.
+call unused: sending ahead stops for the submission then (and the worker is killed if calls sent ahead
+are still running or waiting), and after a timeout, a crash or a slow call (see
+:data:`~grader.sandbox.SLOW_CALL`: a slow submission's queued calls would eat its time budgets).
 """
 from __future__ import annotations
 
@@ -69,17 +71,24 @@ class Student:
         self._next = 0                                   # the plan's next call to send ahead
         self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
         self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
-        self._starts = -1                                # the worker's starts when the calls were sent
 
     def start_test(self, nodeid: str | None, plain: bool = False) -> None:
-        """The calls from now on are the test ``nodeid``'s (None: outside the tests' run, e.g. deferred
-        checks: nothing sent ahead any more). ``plain``: a test whose fixtures are only the grader's, whose
-        first call may be sent ahead next time. A call sent ahead for an earlier test, and not taken, stops
-        sending ahead for this submission."""
+        """The calls from now on are the test ``nodeid``'s (None: the tests are over, e.g. deferred checks
+        come: nothing is sent ahead any more). ``plain``: a test whose fixtures are only the grader's, whose
+        first call the runner may plan. A call sent ahead for an earlier test and not taken (the test
+        stopped before it, e.g. its problem's time budget ran out) stops sending ahead for this submission,
+        and the worker is killed if calls sent ahead are still running or waiting: they would run for
+        nothing (the next call starts a fresh worker)."""
         self._test = nodeid
         self._record = plain
-        first = self._first.get(nodeid) if nodeid is not None else None
-        if nodeid is None or (first is not None and self._waiting and min(self._waiting) < first):
+        first = self._first.get(nodeid, -1) if nodeid is not None else float("inf")
+        unused = [place for place in self._waiting if place < first]
+        if unused:
+            for place in unused:
+                del self._waiting[place]
+            self._plan = []
+            self._worker.drop_ahead()
+        if nodeid is None:
             self._plan = []
 
     def charge_to(self, problem: str) -> None:
@@ -128,14 +137,11 @@ class Student:
 
     def _send_ahead(self) -> None:
         """Keep up to AHEAD calls of the plan sent ahead (more once half of them are answered)."""
-        if self._worker.starts != self._starts and self._starts != -1:
-            self._plan = []                              # the worker was killed, and the calls with it
         if not self._plan or self._next >= len(self._plan) or len(self._waiting) > AHEAD // 2:
             return
         batch = self._plan[self._next:self._next + AHEAD - len(self._waiting)]
         tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, list(p.call))
                                       for p in batch])
-        self._starts = self._worker.starts
         for i, ticket in enumerate(tickets, start=self._next):
             self._tickets.setdefault(self._plan[i].call, []).append((i, ticket))
             self._waiting[i] = ticket
@@ -179,7 +185,7 @@ class Student:
             raise
         finally:
             self._spent[self._problem] = self._spent.get(self._problem, 0.0) + seconds
-            self._total += max(seconds, self._worker.busy - self._busy)   # with the calls run for nothing
+            self._total += self._worker.busy - self._busy    # every call's time, once, when answered
             self._busy = self._worker.busy
         self._output.append(reply.output)
         if return_inputs:

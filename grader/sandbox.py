@@ -76,6 +76,7 @@ class _Sent:
     sent: float                  # time.monotonic() when written
 
 
+SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
 AHEAD_BYTES = 64 << 10           # request bytes a worker may hold unanswered: a write then never waits on a
                                  # worker that is itself waiting to write a reply (a socket buffers ~200 KiB)
 
@@ -453,10 +454,11 @@ class Worker:
         self._replies: queue.Queue = queue.Queue()
         self._sent: deque[_Sent] = deque()              # written, not answered yet, in order
         self._unanswered = 0                             # their bytes
-        self._answers: dict[str, tuple] = {}            # ticket -> (reply, seconds, limit, log from, log to)
+        self._answers: dict[str, tuple] = {}            # ticket -> (reply, seconds, limit, what it printed)
         self._last = 0.0                                 # time.monotonic() of the last reply
         self._log_end = 0                                # where the log ended after the last reply
         self.busy = 0.0                                  # seconds the worker spent on calls, all of them
+        self._ahead_ended = False                        # after a slow call, a kill: no more calls sent ahead
 
     def __enter__(self) -> "Worker":
         return self
@@ -546,6 +548,7 @@ class Worker:
     def _kill(self) -> None:
         """Kill the worker and every process it started."""
         proc, self._proc, self._pid = self._proc, None, None
+        self._ahead_ended = True
         self._sent.clear()
         self._answers.clear()
         self._unanswered = 0
@@ -623,7 +626,7 @@ class Worker:
         :meth:`call` with ``ticket=`` collects one. Sends the first calls that fit in AHEAD_BYTES with the
         requests not answered yet, in one write, and returns their tickets.
         """
-        if self._zygote is None:
+        if self._zygote is None or self._ahead_ended:
             return []
         sent, data, size = [], [], self._unanswered
         for module, function, return_inputs, call in calls:
@@ -641,6 +644,12 @@ class Worker:
             self._kill()
             return []
         return [one.ticket for one in sent]
+
+    def drop_ahead(self) -> None:
+        """Kill the worker if calls sent ahead are still unanswered (running or waiting to run): they are not
+        wanted any more, and would run for nothing. The next call starts a fresh worker."""
+        if self._sent:
+            self._kill()
 
     def _next_message(self, deadline: float) -> tuple[str, Any]:
         """The next reply: ``("ok", reply)``, ``("eof", None)`` when the worker died, ``("garbled", why)``.
@@ -696,9 +705,13 @@ class Worker:
         log = payload.get("log")
         if type(log) is not int or log < self._log_end:  # fd 2 moved by the student's code: ask the file
             log = max(self._log_end, os.fstat(self._log.fileno()).st_size)
-        self._answers[head.ticket] = (payload, now - start, limit, self._log_end, log)
+        self._answers[head.ticket] = (payload, now - start, limit, self._read_log(self._log_end, log))
         self._log_end, self._last = log, now
         self.busy += now - start
+        if now - start > SLOW_CALL * self.limits.call_timeout and self._sent:
+            answers = dict(self._answers)                # a slow submission: the calls queued behind this one
+            self._kill()                                 # could eat its time budgets running ahead of the
+            self._answers.update(answers)                # tests; they run when asked, in a fresh worker
 
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
              return_inputs: bool = False, ticket: str | None = None, encoded: list[bytes] | None = None) -> Reply:
@@ -721,6 +734,8 @@ class Worker:
                     self._write([one], request)
                     ticket = one.ticket
                 while ticket not in self._answers:
+                    if all(s.ticket != ticket for s in self._sent):
+                        raise _Lost                      # the worker was killed after a slow call
                     self._receive(ticket, timeout)
                 break
             except _Lost:
@@ -733,11 +748,10 @@ class Worker:
                 code = self._exit_code(timeout=1)
                 self._kill()
                 raise StudentError("crashed", _death(function, code, None)) from None
-        payload, seconds, limit, start, end = self._answers.pop(ticket)
+        payload, seconds, limit, output = self._answers.pop(ticket)
         if limit > timeout and seconds > timeout:        # it ran ahead, for longer than this call may take
             self._kill()
             raise StudentError("timeout", f"timed out after {timeout:g} s in {function}", seconds=timeout)
-        output = self._read_log(start, end)
         if not payload["ok"]:
             raise StudentError(payload["kind"], payload["error"], detail=payload.get("traceback", ""),
                                output=output, seconds=seconds)

@@ -562,12 +562,15 @@ def test_a_call_sent_ahead_that_hangs_does_not_time_out_the_call_after_it(submis
 
 
 def test_a_call_sent_ahead_is_held_to_its_own_timeout(submission, make_forked_worker):
-    with make_forked_worker(submission({"mod.py": SAYS})) as w:
+    sub = submission({"mod.py": SAYS})
+    with make_forked_worker(sub) as w:
         (hangs,) = ahead(w, ("hang",))
         started = time.monotonic()
         with pytest.raises(StudentError) as err:
             collect(w, hangs, "hang", timeout=0.5)
         assert err.value.kind == "timeout" and time.monotonic() - started < 1.5
+        assert w.ahead([("mod", "say", False, Worker.encode_call("say", ["z"], {}))]) == []   # not after a kill
+    with make_forked_worker(sub) as w:
         (slow,) = ahead(w, ("say", "s", 0.6))
         time.sleep(1.0)                                  # answered, in 0.6 s: more than this call may take
         with pytest.raises(StudentError) as err:
@@ -607,3 +610,14 @@ def test_a_reply_cannot_answer_a_call_sent_ahead_of_time(submission, make_forked
             collect(w, first, "f")
         assert err.value.kind == "crashed" and "out of turn" in err.value.message
         assert collect(w, second, "g").value == 2 and w.starts == 2
+
+
+def test_a_slow_call_ends_sending_ahead_and_what_was_queued_runs_when_asked(submission, make_forked_worker):
+    """A slow submission's queued calls would run ahead of the tests and eat its time budgets: after a
+    call slower than SLOW_CALL of the timeout, the worker is killed and the calls queued behind it run
+    when their tests ask, in a fresh worker."""
+    with make_forked_worker(submission({"mod.py": SAYS})) as w:
+        slow, queued = ahead(w, ("say", "a", 0.3), ("say", "b", 0.3))
+        assert collect(w, slow, "say", "a", 0.3).value == "A"
+        assert w.starts == 1 and w.ahead([("mod", "say", False, Worker.encode_call("say", ["c"], {}))]) == []
+        assert collect(w, queued, "say", "b", 0.3).value == "B" and w.starts == 2
