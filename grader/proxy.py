@@ -65,9 +65,7 @@ class Student:
         self.made: Plan = []                             # the plain tests' first calls, in order
         self._record = False                             # is the next call one of them
         self._plan = list(plan)
-        self._first: dict[str, int] = {}                 # test -> its first call's place in the plan
-        for i in range(len(self._plan) - 1, -1, -1):
-            self._first[self._plan[i].test] = i
+        self._first = {planned.test: i for i, planned in enumerate(self._plan)}   # test -> its place in the plan
         self._next = 0                                   # the plan's next call to send ahead
         self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
         self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
@@ -140,7 +138,7 @@ class Student:
         if not self._plan or self._next >= len(self._plan) or len(self._waiting) > AHEAD // 2:
             return
         batch = self._plan[self._next:self._next + AHEAD - len(self._waiting)]
-        tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, list(p.call))
+        tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, p.call)
                                       for p in batch])
         for i, ticket in enumerate(tickets, start=self._next):
             self._tickets.setdefault(self._plan[i].call, []).append((i, ticket))
@@ -176,8 +174,7 @@ class Student:
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,
                                       timeout=min(limits.call_timeout, left_problem, left_total),
-                                      return_inputs=return_inputs, ticket=ticket,
-                                      encoded=list(encoded) if encoded else None)
+                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded)
             seconds = reply.seconds
         except StudentError as err:
             seconds = err.seconds

@@ -20,10 +20,9 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-import dataclasses
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from . import worker as wire
 from .errors import GradeError, StudentError
@@ -65,7 +64,7 @@ class Reply:
     seconds: float
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Sent:
     """A request written to the worker and not answered yet."""
 
@@ -73,7 +72,7 @@ class _Sent:
     function: str
     return_inputs: bool
     size: int                    # bytes on the wire
-    sent: float                  # time.monotonic() when written
+    sent: float = 0.0            # time.monotonic() when written
 
 
 SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
@@ -549,9 +548,8 @@ class Worker:
         """Kill the worker and every process it started."""
         proc, self._proc, self._pid = self._proc, None, None
         self._ahead_ended = True
-        self._sent.clear()
-        self._answers.clear()
-        self._unanswered = 0
+        self._sent.clear()                               # (answers already in stay: this submission's
+        self._unanswered = 0                             # code gave them, e.g. before a slow call)
         if self._zygote is not None:
             try:
                 self._zygote.kill()
@@ -589,18 +587,18 @@ class Worker:
         return data.decode("utf-8", errors="replace").replace("\x00", "")
 
     @staticmethod
-    def encode_call(function: str, args: list, kwargs: dict, return_inputs: bool = False) -> list[bytes]:
+    def encode_call(function: str, args: Sequence, kwargs: Mapping, return_inputs: bool = False) -> list[bytes]:
         """A call as wire frames, without its ticket: byte for byte the same for the same call."""
         return wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
                             "return_inputs": return_inputs})
 
-    def _request(self, module: str, function: str, return_inputs: bool, call: list[bytes]) -> tuple[_Sent, bytes]:
+    def _request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes]) -> tuple[_Sent, bytes]:
         """An encoded call (:meth:`encode_call`) as a request with a fresh ticket, and its bytes."""
         ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
         head = json.loads(call[0])
         head["body"]["$dict"].update(id=ticket, module=module)
         data = b"".join(wire._HEADER.pack(len(f)) + f for f in [json.dumps(head).encode(), *call[1:]])
-        return _Sent(ticket, function, return_inputs, len(data), 0.0), data
+        return _Sent(ticket, function, return_inputs, len(data)), data
 
     def _write(self, sent: list[_Sent], data: bytes) -> None:
         """Write requests to the worker (started if need be).
@@ -617,10 +615,11 @@ class Worker:
             self._requests.flush()
         now = time.monotonic()
         for one in sent:
-            self._sent.append(dataclasses.replace(one, sent=now))
+            one.sent = now
+            self._sent.append(one)
             self._unanswered += one.size
 
-    def ahead(self, calls: list[tuple[str, str, bool, list[bytes]]]) -> list[str]:
+    def ahead(self, calls: list[tuple[str, str, bool, Sequence[bytes]]]) -> list[str]:
         """Send calls before they are made, ``(module, function, return_inputs, encode_call(...))`` each, for
         the worker to run back to back (a forked worker only): a call then costs each side one wake-up less.
         :meth:`call` with ``ticket=`` collects one. Sends the first calls that fit in AHEAD_BYTES with the
@@ -709,12 +708,12 @@ class Worker:
         self._log_end, self._last = log, now
         self.busy += now - start
         if now - start > SLOW_CALL * self.limits.call_timeout and self._sent:
-            answers = dict(self._answers)                # a slow submission: the calls queued behind this one
-            self._kill()                                 # could eat its time budgets running ahead of the
-            self._answers.update(answers)                # tests; they run when asked, in a fresh worker
+            self._kill()                                 # a slow submission: the calls queued behind this one
+                                                         # could eat its budgets running ahead of the tests;
+                                                         # they run when asked, in a fresh worker
 
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
-             return_inputs: bool = False, ticket: str | None = None, encoded: list[bytes] | None = None) -> Reply:
+             return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None) -> Reply:
         """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
 
         :param timeout: seconds of wall clock before the worker is killed, counted from when the worker
