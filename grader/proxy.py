@@ -5,8 +5,9 @@ returns plain data (ndarrays, numbers, dicts, lists) or raises :class:`~grader.e
 and charges each call's wall-clock time to the current problem's and the submission's budgets.
 
 Calls sent ahead: the suites make the same calls for every submission, so the runner records the first
-call of each plain test (its fixtures only the grader's) on the reference solutions (a :data:`Plan`),
-and the proxy sends those to the worker before the tests ask, up to AHEAD at a time, to run back to back. A
+call of each plain test (its fixtures only the grader's) with a :class:`Recorder`, which stops each test
+at that call (a :data:`Plan`: no student code runs, the same for every student), and the proxy sends
+those to the worker before the tests ask, up to AHEAD at a time, to run back to back. A
 test's call then takes the answer whose call is identical (function and arguments, byte for byte);
 any other call is sent when it comes. Only first calls: a later call of a test may be made of what the
 student's code returned, which must never reach another worker (a plain test has no fixture that could
@@ -62,23 +63,19 @@ class Student:
         self._found: dict[str, bool] = {}
         self._fresh_next = False
         self._test: str | None = None
-        self.made: Plan = []                             # the plain tests' first calls, in order
-        self._record = False                             # is the next call one of them
         self._plan = list(plan)
         self._first = {planned.test: i for i, planned in enumerate(self._plan)}   # test -> its place in the plan
         self._next = 0                                   # the plan's next call to send ahead
         self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
         self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
 
-    def start_test(self, nodeid: str | None, plain: bool = False) -> None:
+    def start_test(self, nodeid: str | None) -> None:
         """The calls from now on are the test ``nodeid``'s (None: the tests are over, e.g. deferred checks
-        come: nothing is sent ahead any more). ``plain``: a test whose fixtures are only the grader's, whose
-        first call the runner may plan. A call sent ahead for an earlier test and not taken (the test
+        come: nothing is sent ahead any more). A call sent ahead for an earlier test and not taken (the test
         stopped before it, e.g. its problem's time budget ran out) stops sending ahead for this submission,
         and the worker is killed if calls sent ahead are still running or waiting: they would run for
         nothing (the next call starts a fresh worker)."""
         self._test = nodeid
-        self._record = plain
         first = self._first.get(nodeid, -1) if nodeid is not None else float("inf")
         unused = [place for place in self._waiting if place < first]
         if unused:
@@ -162,9 +159,6 @@ class Student:
         ticket = encoded = None
         if self._test is not None:
             encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
-            if self._record:
-                self.made.append(Planned(self._test, name, return_inputs, encoded))
-                self._record = False
             self._send_ahead()
             sent = self._tickets.get(encoded)
             if sent:
@@ -189,3 +183,22 @@ class Student:
             args_after, kwargs_after = reply.inputs
             return reply.value, args_after, kwargs_after
         return reply.value
+
+
+class Recorded(BaseException):
+    """Raised by a :class:`Recorder` at a test's first call: it ends the test (a BaseException, so that
+    no ``except Exception`` in a suite goes on past it)."""
+
+
+class Recorder(Student):
+    """A proxy that runs nothing: it records the first call of each test as :class:`Planned` in
+    :attr:`made`, and stops the test there with :class:`Recorded`."""
+
+    def __init__(self, functions: Mapping[str, str]):
+        super().__init__(None, functions, Limits())
+        self.made: Plan = []
+
+    def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
+        self.made.append(Planned(self._test, name, return_inputs,
+                                 tuple(Worker.encode_call(name, args, kwargs, return_inputs))))
+        raise Recorded

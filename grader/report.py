@@ -45,15 +45,33 @@ def _validator():
     return jsonschema_module().Draft202012Validator(schema())
 
 
+@lru_cache(maxsize=1)
+def _compiled():
+    """The schema compiled to Python by ``fastjsonschema`` (the keywords it uses mean the same in its draft 7)."""
+    import fastjsonschema
+
+    return fastjsonschema.compile(schema())
+
+
 def validate(doc: dict, source: str = "score") -> None:
     """Check ``doc`` against the schema.
 
+    ``fastjsonschema`` decides, as nbformat does for notebooks: 0.13 ms a score file, where ``jsonschema``
+    takes 2.9 ms (a tenth of a submission's grading). ``jsonschema`` names the field of an invalid one
+    (a test checks that the two agree).
+
     :raises GradeError: one line naming the source and the first invalid field.
     """
-    error = next(iter(sorted(_validator().iter_errors(doc), key=lambda e: list(e.path))), None)
-    if error is not None:
+    import fastjsonschema
+
+    try:
+        _compiled()(doc)
+    except fastjsonschema.JsonSchemaException as fast:
+        error = next(iter(sorted(_validator().iter_errors(doc), key=lambda e: list(e.path))), None)
+        if error is None:
+            raise GradeError(f"{source}: {fast.message}") from None
         field = ".".join(str(p) for p in error.path) or "(top level)"
-        raise GradeError(f"{source}: field {field!r}: {error.message}")
+        raise GradeError(f"{source}: field {field!r}: {error.message}") from None
 
 
 def dumps(doc: dict) -> str:
