@@ -222,3 +222,22 @@ def test_the_tolerance_is_numpys_isclose_with_nan_equal_to_nan(rtol, atol):
     got, expected = np.meshgrid(values, values)
     assert np.array_equal(_outside(got, expected, rtol, atol),
                           ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+@pytest.mark.parametrize("rtol, atol", [(1e-5, 1e-8), (0.0, 0.0), (1e-3, 1e-3)])
+def test_same_array_is_isclose_everywhere_whatever_the_first_entry(rtol, atol):
+    values = [0, 1, -1, 1e-9, np.inf, -np.inf, np.nan, 1e300, -1e300, 5e-324, 1 + 1e-6, 1 + 1e-4]
+    rest = np.array([2.0, -3.5])
+    for dtype in (np.float64, np.float32, np.int64):
+        for first_got in values:
+            for first_expected in values:
+                got = np.array([first_got, *rest])
+                if dtype is np.int64:
+                    if not np.isfinite(first_got) or abs(first_got) > 1e18:
+                        continue
+                    got = got.astype(np.int64)
+                with np.errstate(over="ignore"):            # 1e300 as float32 is inf
+                    got = got.astype(dtype)
+                expected = np.array([first_expected, *rest])
+                want = bool(np.isclose(got.astype(np.float64), expected, rtol=rtol, atol=atol, equal_nan=True).all())
+                assert same_array(got, expected, rtol=rtol, atol=atol) is want, (got, expected)
