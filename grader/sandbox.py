@@ -595,8 +595,9 @@ class Worker:
     def _request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes]) -> tuple[_Sent, bytes]:
         """An encoded call (:meth:`encode_call`) as a request with a fresh ticket, and its bytes."""
         ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
-        frames = [*wire.encode({"id": ticket, "module": module}), *call]   # two messages: the ticket, the call
-        data = b"".join(wire._HEADER.pack(len(f)) + f for f in frames)
+        head = json.loads(call[0])
+        head["body"]["$dict"].update(id=ticket, module=module)
+        data = b"".join(wire._HEADER.pack(len(f)) + f for f in [json.dumps(head).encode(), *call[1:]])
         return _Sent(ticket, function, return_inputs, len(data)), data
 
     def _write(self, sent: list[_Sent], data: bytes) -> None:

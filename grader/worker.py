@@ -12,9 +12,7 @@ further frame is one array's raw bytes in C order (``ndarray.tobytes``), referen
 ``{"$nd": index, "dtype": "<f8", "shape": [2, 3]}`` and rebuilt with ``np.frombuffer``; only numeric
 dtypes pass. Dicts travel as ``{"$dict": {...}}``. (The ``.npy`` format carries the same three
 things, but ``np.load`` parses its header with ``ast.literal_eval``: 90 µs an array, a third of a
-call's round trip.) A request is two messages: ``{"id": ticket, "module": name}``, then the call
-(``function``, ``args``, ``kwargs``, ``return_inputs``) as the grader encoded it once, sent as it is.
-A reply is one message.
+call's round trip.)
 """
 from __future__ import annotations
 
@@ -281,8 +279,7 @@ def main(argv: list[str]) -> None:
     _limit(limits)
     while True:
         try:
-            request = read_message(requests)             # {"id": ticket, "module": name}
-            request.update(read_message(requests))       # {"function", "args", "kwargs", "return_inputs"}
+            request = read_message(requests)
         except EOFError:
             return
         reply = _call(request)
