@@ -76,17 +76,21 @@ def peak_rss(cmd: list[str]) -> tuple[float, float]:
     return peak["worker"], peak["grader"]
 
 
-def baseline(subs: Path, jobs: int) -> float:
-    """Seconds to grade every submission with one plain `pytest` process each, `jobs` at a time."""
-    env = {**os.environ, "PYTHONPATH": str(HERE), "PYTHONDONTWRITEBYTECODE": "1"}
+def plain_pytest(folder: Path, **kwargs) -> subprocess.CompletedProcess:
+    """The baseline's grading of one submission: one plain `pytest` run of the public and hidden suites
+    with the student's modules imported into the test process (tests/bench/naive.py)."""
     suites = [str(p) for p in sorted((ROOT / "tests" / "public").glob("test_*.py"))
               + sorted((ROOT / "tests" / "hidden").glob("test_*.py"))]
+    env = {**os.environ, "PYTHONPATH": str(HERE), "PYTHONDONTWRITEBYTECODE": "1", "SUBMISSION": str(folder)}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "naive", "-p", "no:cacheprovider",
+                           "--rootdir", str(ROOT), "-c", str(HERE / "naive.ini"), *suites],
+                          cwd=ROOT, env=env, timeout=600, **kwargs)
 
+
+def baseline(subs: Path, jobs: int) -> float:
+    """Seconds to grade every submission with one plain `pytest` process each, `jobs` at a time."""
     def one(folder: Path) -> None:
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "naive", "-p", "no:cacheprovider",
-                        "--rootdir", str(ROOT), "-c", str(HERE / "naive.ini"), *suites],
-                       cwd=ROOT, env={**env, "SUBMISSION": str(folder)}, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=600)
+        plain_pytest(folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     started = time.perf_counter()
     with ThreadPoolExecutor(jobs) as pool:

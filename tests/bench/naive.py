@@ -2,7 +2,9 @@
 process (what a same-process grader does), so the suites run with no sandbox and no worker.
 
     SUBMISSION=path/to/student PYTHONPATH=tests/bench pytest -p naive tests/public tests/hidden
-Only for measuring: it is exactly the design the grader exists to avoid.
+Only for measuring: it is exactly the design the grader exists to avoid. It gives the suites every
+fixture they ask for, so each test really runs (a test checks that the reference passes them all):
+``mistakes`` names no mistake, ``figure`` draws nothing, and a test that defers its check runs it at once.
 """
 import importlib
 import json
@@ -12,6 +14,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+from grader.errors import Deferred
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = json.loads((ROOT / "course.json").read_text())
@@ -39,6 +43,16 @@ def _load(folder: Path, prefix: str) -> SimpleNamespace:
     return SimpleNamespace(**functions)
 
 
+class _NoDiagnosis:
+    """``mistakes.<function>(...)``: no known mistake is ever named."""
+
+    def __call__(self, got, expected, same):
+        return None
+
+    def outputs(self) -> dict:
+        return {}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "points(p): points")
 
@@ -50,4 +64,28 @@ def reference():
 
 @pytest.fixture(scope="session")
 def student(reference):
-    return _load(Path(os.environ["SUBMISSION"]), "student_")
+    functions = _load(Path(os.environ["SUBMISSION"]), "student_")
+    functions.known_mistakes = dict
+    functions.call_with_inputs = lambda name, *args, **kwargs: (getattr(functions, name)(*args, **kwargs),
+                                                                list(args), kwargs)
+    return functions
+
+
+@pytest.fixture(scope="session")
+def mistakes():
+    return SimpleNamespace(**{p: lambda *args, **kwargs: _NoDiagnosis()
+                              for problem in COURSE["problems"] for p in problem["functions"]})
+
+
+@pytest.fixture
+def figure():
+    return lambda title, **arrays: None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    try:
+        return (yield)
+    except Deferred as deferred:                         # the grader runs these after the other tests
+        deferred.check()
+        return True
