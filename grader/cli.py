@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import GradeError
+from .errors import GradeError, StudentError
 from .exporters import EXPORTERS
 
 
@@ -73,7 +73,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check --html me.html    # also write a feedback page
     Exits 0 only when every test passes.
     """
-    from . import course as course_mod, report, runner, sandbox, scoring
+    from . import course as course_mod, sandbox
 
     course = course_mod.load(course_path)
     folder = path or course.exercises
@@ -81,9 +81,23 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
     for name in problems:
         course.problem(name)
-    graded: list = []       # a student's own code on their own machine: process isolation, on every OS
-    runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=sandbox.PROCESS,
-               warm=False)
+    # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
+    # its interpreter imports numpy while this one imports pytest and collects the suites.
+    try:
+        worker = sandbox.Worker(folder, course.limits, sandbox.PROCESS)
+    except StudentError:                                 # e.g. too large to copy: the run below says so
+        worker = None
+    try:
+        if worker is not None:
+            worker.start()
+        from . import report, runner, scoring
+
+        graded: list = []
+        runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=sandbox.PROCESS,
+                   warm=False, first_worker=worker)
+    finally:
+        if worker is not None:
+            worker.close()
     result = graded[0]
     if problems:            # every suite ran (a block test needs to know its components' mistakes): show these
         result = dataclasses.replace(result, results=tuple(r for r in result.results if r.problem in problems))

@@ -228,7 +228,7 @@ class GradingPlugin:
         imports numpy while pytest loads and collects the suites (about 0.1 s off `grade check`)."""
         if self.warm:
             self._zygote = Zygote(self.level, self.tmp_root, wait=False)
-        elif isinstance(self.jobs, (list, tuple)) and self.jobs:
+        elif self._early is None and isinstance(self.jobs, (list, tuple)) and self.jobs:
             try:
                 self._early = Worker(self.jobs[0].path, self.course.limits, self.level, None, self.tmp_root)
                 self._early.start()
@@ -421,19 +421,23 @@ def suite_files(course: Course, hidden: bool) -> list[Path]:
 
 
 def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None], *, hidden: bool,
-        level: str = PROCESS, warm: bool = True, tmp_root: Path | None = None) -> None:
+        level: str = PROCESS, warm: bool = True, tmp_root: Path | None = None,
+        first_worker: Worker | None = None) -> None:
     """Grade ``jobs`` one after another in this process, calling ``on_result`` for each.
 
     :param hidden: run the hidden suites too (instructors), not only the public ones (students).
     :param level: the isolation level of the workers (see :func:`grader.sandbox.available_levels`).
     :param warm: fork each submission's worker from a warm zygote (POSIX) instead of starting Python.
     :param tmp_root: where the private copies of submissions go (default: the system's temporary folder).
+    :param first_worker: with ``warm=False``, the first job's worker, already started (``grade check``
+        starts it before importing this module: its interpreter imports numpy while pytest loads); closed here.
     :raises GradeError: a suite failed to load, or its points disagree with course.json.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     sys.dont_write_bytecode = True                       # nothing written next to the suites
     _not_dumpable()
     plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root)
+    plugin._early = first_worker
     args = [str(f) for f in suite_files(course, hidden)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"]
