@@ -147,7 +147,7 @@ def same_array(got: Any, candidate: Any, *, rtol: float = 1e-5, atol: float = 1e
         return False
     if got.shape != candidate.shape:
         return False
-    if got.size and _outside_one(float(got.flat[0]), float(candidate.flat[0]), rtol, atol):
+    if got.size and _outside_one(float(got.flat[0]), float(candidate.flat[0]), float(rtol), float(atol)):
         return False
     return not _outside(got.astype(np.float64), candidate, rtol, atol).any()
 

@@ -6,6 +6,7 @@ Only for measuring: it is exactly the design the grader exists to avoid. It give
 fixture they ask for, so each test really runs (a test checks that the reference passes them all):
 ``mistakes`` names no mistake, ``figure`` draws nothing, and a test that defers its check runs it at once.
 """
+import copy
 import importlib
 import json
 import os
@@ -66,8 +67,12 @@ def reference():
 def student(reference):
     functions = _load(Path(os.environ["SUBMISSION"]), "student_")
     functions.known_mistakes = dict
-    functions.call_with_inputs = lambda name, *args, **kwargs: (getattr(functions, name)(*args, **kwargs),
-                                                                list(args), kwargs)
+
+    def call_with_inputs(name, *args, **kwargs):                 # copies, as the worker's are
+        args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
+        return getattr(functions, name)(*args, **kwargs), list(args), kwargs
+
+    functions.call_with_inputs = call_with_inputs
     return functions
 
 

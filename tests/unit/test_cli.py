@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import jsonschema
 import pytest
-from conftest import GOOD
+from conftest import GOOD, write_tree
 
 from grader.report import schema
 
@@ -155,3 +158,25 @@ def test_autograde_with_a_relative_output_folder(mini_course, submission, tmp_pa
     r = grade("autograde", folder.parent, "--out", "scores", "--course", mini_course, cwd=tmp_path)
     assert r.exit_code == 0, r.output
     assert json.loads((tmp_path / "scores" / "rel.json").read_text())["score"] == 4
+
+
+def test_ctrl_c_stops_a_big_batch_at_once(mini_course, tmp_path):
+    """Interrupted with jobs still queued for the grader processes, `grade autograde` exits (it used to wait
+    for ever to hand the rest of the queue to graders that were gone)."""
+    subs = tmp_path / "many"
+    for i in range(1500):                                # more queued jobs than a pipe holds
+        write_tree(subs / f"s{i:04d}", GOOD)
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "autograde", subs, "--out", tmp_path / "out",
+                             "--course", mini_course, "--jobs", "2", "--sandbox", "process", "--unsafe", "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list((tmp_path / "out").glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list((tmp_path / "out").glob("*.json")), "grading never started"
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=30) != 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert len(list((tmp_path / "out").glob("*.json"))) < 1500

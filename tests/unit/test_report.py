@@ -31,7 +31,7 @@ SCORE = {
 # Values of every JSON type and the edges the schema's keywords draw (minimum 0, exclusiveMinimum 0,
 # maximum 100, integer, minLength 1, enums, patterns).
 ODD = [None, True, False, 0, 1, -1, 1.0, 0.5, -0.5, 100, 100.5, "", "x", "passed", "visible", SHA, SHA.upper(),
-       STAMP, "2026-11-29", [], ["x"], [""], {}, {"x": 1}]
+       SHA + "\n", STAMP, STAMP + "\n", "2026-11-29", [], ["x"], [""], {}, {"x": 1}]
 
 
 def _paths(value, path=()):
