@@ -14,7 +14,7 @@ import os
 import socket
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from multiprocessing import connection
 from pathlib import Path
 from types import SimpleNamespace
