@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import GradeError, StudentError
+from .errors import GradeError
 from .exporters import EXPORTERS
 
 
@@ -83,13 +83,8 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         course.problem(name)
     # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
     # its interpreter imports numpy while this one imports pytest and collects the suites.
+    worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS)
     try:
-        worker = sandbox.Worker(folder, course.limits, sandbox.PROCESS)
-    except StudentError:                                 # e.g. too large to copy: the run below says so
-        worker = None
-    try:
-        if worker is not None:
-            worker.start()
         from . import report, runner, scoring
 
         graded: list = []

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from multiprocessing import connection
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 import pytest
 
@@ -28,7 +28,7 @@ from .course import load as load_course
 from .errors import Deferred, GradeError, StudentError
 from .figures import Figures
 from .proxy import Planned, Recorded, Recorder, Student
-from .sandbox import PROCESS, Worker, Zygote, describe
+from .sandbox import PROCESS, Worker, Zygote, describe, started_worker
 
 PYTEST_INI = Path(__file__).with_name("pytest.ini")
 MAX_SHOWN_OUTPUT = 2000
@@ -116,13 +116,13 @@ class GradingPlugin:
     """The pytest plugin that feeds submissions to the collected items and records verdicts."""
 
     def __init__(self, course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None],
-                 hidden: bool, level: str, warm: bool, tmp_root: Path | None):
+                 hidden: bool, level: str, warm: bool, tmp_root: Path | None, first_worker: Worker | None = None):
         self.course = course
         self.tmp_root = tmp_root
         self.level = level
         self.warm = warm and hasattr(socket, "send_fds")    # POSIX: fork workers from a warm zygote
         self._zygote: Zygote | None = None
-        self._early: Worker | None = None                # the first submission's worker, started cold and early
+        self._early = first_worker                       # the first submission's worker, started cold and early
         self.jobs = jobs
         self.on_result = on_result
         self.hidden = hidden
@@ -229,11 +229,7 @@ class GradingPlugin:
         if self.warm:
             self._zygote = Zygote(self.level, self.tmp_root, wait=False)
         elif self._early is None and isinstance(self.jobs, (list, tuple)) and self.jobs:
-            try:
-                self._early = Worker(self.jobs[0].path, self.course.limits, self.level, None, self.tmp_root)
-                self._early.start()
-            except StudentError:                         # _grade meets the same error and reports it
-                self._early = None
+            self._early = started_worker(self.jobs[0].path, self.course.limits, self.level, self.tmp_root)
 
     def close(self) -> None:
         """Stop the zygote and any worker started early."""
@@ -436,8 +432,7 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     sys.dont_write_bytecode = True                       # nothing written next to the suites
     _not_dumpable()
-    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root)
-    plugin._early = first_worker
+    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root, first_worker)
     args = [str(f) for f in suite_files(course, hidden)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"]
@@ -502,10 +497,7 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     tasks = ctx.Queue()
     tasks.cancel_join_thread()      # interrupted (Ctrl-C) with jobs still queued: exit, do not wait to write them
-    procs: dict[int, multiprocessing.Process] = {}
-    pipes: dict[int, Any] = {}                           # grader pid -> the parent's end of its results pipe
-    states: dict[int, Any] = {}                          # grader pid -> its shared state (see _serve)
-    cores: dict[int, int | None] = {}                    # grader pid -> the core it is pinned to
+    graders: dict[int, SimpleNamespace] = {}             # pid -> its process, results pipe, shared state, core
     done: set[int] = set()                               # indices of the jobs with a result
     free = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     if len(free) < min(processes, len(jobs)):
@@ -518,11 +510,11 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
                                                 state, theirs), daemon=True)
         proc.start()
         theirs.close()                                   # the grader's end: EOF here once it is gone
-        procs[proc.pid], pipes[proc.pid], states[proc.pid], cores[proc.pid] = proc, ours, state, core
+        graders[proc.pid] = SimpleNamespace(proc=proc, pipe=ours, state=state, core=core)
 
     def stop(message: str) -> None:
-        for proc in procs.values():
-            proc.kill()
+        for grader in graders.values():
+            grader.proc.kill()
         raise GradeError(message)
 
     for i in range(min(processes, len(jobs))):
@@ -530,36 +522,34 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     for i in range(len(jobs)):
         tasks.put(i)
     while len(done) < len(jobs):
-        connection.wait(list(pipes.values()) + [proc.sentinel for proc in procs.values()])
-        for pid, proc in list(procs.items()):
-            pipe = pipes[pid]
+        connection.wait([g.pipe for g in graders.values()] + [g.proc.sentinel for g in graders.values()])
+        for pid, grader in list(graders.items()):
             try:
-                while pipe.poll():
-                    tag, i, payload = pipe.recv()
+                while grader.pipe.poll():
+                    tag, i, payload = grader.pipe.recv()
                     if tag == "fatal":
                         stop(payload.split(": ", 1)[1] if payload.startswith("GradeError") else payload)
                     if i not in done:
                         done.add(i)
                         on_result(payload)
             except (EOFError, OSError):                  # gone, or died in the middle of a message
-                proc.join()
-            if proc.is_alive():
+                grader.proc.join()
+            if grader.proc.is_alive():
                 continue
-            del procs[pid]
-            pipes.pop(pid).close()
-            taken = states.pop(pid).value
+            del graders[pid]
+            grader.pipe.close()
+            taken, code = grader.state.value, grader.proc.exitcode
             if taken == -2:
-                stop(f"a grader process died before it was ready (exit code {proc.exitcode}); see the messages above")
+                stop(f"a grader process died before it was ready (exit code {code}); see the messages above")
             if taken >= 0 and taken not in done:
                 done.add(taken)
-                on_result(Graded(jobs[taken], (), 0.0, describe(level),
-                                 f"the grader process died (exit code {proc.exitcode})"))
+                on_result(Graded(jobs[taken], (), 0.0, describe(level), f"the grader process died (exit code {code})"))
             if len(done) < len(jobs):
-                start(cores.pop(pid))
-    for _ in procs:
+                start(grader.core)
+    for _ in graders:
         tasks.put(None)
-    for proc in procs.values():
-        proc.join(timeout=5)
+    for grader in graders.values():
+        grader.proc.join(timeout=5)
 
 
 def _files(folder: Path) -> dict[str, bytes]:

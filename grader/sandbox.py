@@ -772,6 +772,22 @@ class Worker:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
+def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path | None = None) -> Worker | None:
+    """A cold worker for ``submission``, started now: its interpreter imports numpy while the caller gets
+    on with something else. None when the submission cannot be copied (its first call meets the same
+    error and reports it)."""
+    try:
+        worker = Worker(submission, limits, level, None, tmp_root)
+    except StudentError:
+        return None
+    try:
+        worker.start()
+    except BaseException:
+        worker.close()
+        raise
+    return worker
+
+
 KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large"}
 
 
