@@ -29,6 +29,16 @@ class StudentError(Exception):
         self.seconds = seconds
 
 
+class GraderFault(Exception):
+    """The grader's own machinery failed while grading a submission: the zygote or a worker's channel was
+    lost, a sandbox could not start, the machine (its out-of-memory killer, another process) killed a
+    worker, or the grader raised. Never the student's grade: the submission is flagged
+    (``status: "grader_error"``), never cached, never exported, and regraded by the next run.
+
+    :param message: one sentence for the instructor, e.g. ``"the sandbox's zygote died during gelu()"``.
+    """
+
+
 class Deferred(Exception):
     """Raised by a test whose verdict needs the submission's other tests first, e.g. a block test that
     accepts the wiring around the known mistakes the component tests find (``Student.known_mistakes``).

@@ -7,6 +7,7 @@ Student code runs only in the sandboxed worker behind the proxy. Each collected 
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import multiprocessing
@@ -25,7 +26,7 @@ import pytest
 from .compare import Mismatch
 from .course import Course, Problem
 from .course import load as load_course
-from .errors import Deferred, GradeError, StudentError
+from .errors import Deferred, GradeError, GraderFault, StudentError
 from .figures import Figures
 from .proxy import Planned, Recorded, Recorder, Student
 from .sandbox import PROCESS, Worker, Zygote, describe, started_worker
@@ -66,13 +67,19 @@ class TestResult:
 
 @dataclass(frozen=True)
 class Graded:
-    """All the results for one submission, plus the wall-clock seconds it took and the isolation used."""
+    """All the results for one submission, plus the wall-clock seconds it took and the isolation used.
+
+    :param error: why the submission could not be graded, or was graded only in part (one sentence).
+    :param grader_error: the grader's own machinery failed (:class:`~grader.errors.GraderFault`): the
+        results are not the student's grade; the score file says ``status: "grader_error"``.
+    """
 
     job: Job
     results: tuple[TestResult, ...]
     seconds: float
     sandbox: str
     error: str = ""
+    grader_error: bool = False
 
 
 def load_reference(course: Course) -> SimpleNamespace:
@@ -326,6 +333,8 @@ class GradingPlugin:
     def _finish(self, item: pytest.Item, test: Callable[[], object]) -> None:
         try:
             test()
+        except GraderFault:
+            raise
         except (Exception, pytest.skip.Exception, pytest.fail.Exception) as exc:
             self._record(item, exc)
         else:
@@ -359,9 +368,23 @@ class GradingPlugin:
             self._finish(item, exc.check)
 
     def _grade(self, job: Job, items: list) -> Graded:
+        """Grade one submission; when the grader's own machinery fails, once more from scratch with a fresh
+        zygote (a zygote killed from outside, say), and if it fails again, flag it (``grader_error``)."""
+        graded = self._grade_once(job, items)
+        if graded.grader_error:
+            self._discard_zygote()
+            graded = self._grade_once(job, items)
+        return graded
+
+    def _discard_zygote(self) -> None:
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+
+    def _grade_once(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
         self._verdicts, self._feedback, self._figures, self._deferred = {}, {}, {}, []
-        error = ""
+        error, fault = "", False
         try:
             with self._worker(job) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits, self._plan)
@@ -376,23 +399,30 @@ class GradingPlugin:
                     else:
                         nextitem = items[i + 1][0] if i + 1 < len(items) else None
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                    worker.check_fault()                 # a fault a suite's `except` swallowed still counts
                 self._student.start_test(None)
                 self._run_deferred({item.nodeid: problem for item, problem, _, _ in items})
+                worker.check_fault()
+        except GraderFault as err:
+            error, fault = f"the grader failed, not your code: {err}", True
         except StudentError as err:                      # e.g. a submission too large to copy
             error = err.message
         except GradeError:                               # the sandbox cannot start: stop, score no one 0
             raise
         except Exception as exc:                         # never let one submission stop the batch
-            error = f"the grader failed on this submission: {type(exc).__name__}: {exc}"
+            error, fault = f"the grader failed on this submission: {type(exc).__name__}: {exc}", True
         finally:
             self._student, self._deferred = None, None
+        broken = [item.name for item, *_ in items if self._verdicts.get(item.nodeid, ("", "", ""))[1] == "grader_error"]
+        if broken and not fault:
+            error, fault = f"the grader failed, not your code: test {broken[0]} raised an error of its own", True
         results = []
         for item, problem, points, visibility in items:
             status, kind, output = self._verdicts.get(item.nodeid, ("error", "not_run", f"not run: {error}"))
             results.append(TestResult(name=item.name, problem=problem.name, points=points, status=status,
                                       output=output, visibility=visibility, kind=kind,
                                       feedback=self._feedback.get(item.nodeid, {})))
-        return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error)
+        return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error, fault)
 
 
 def _not_dumpable() -> None:
@@ -543,7 +573,8 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
                 stop(f"a grader process died before it was ready (exit code {code}); see the messages above")
             if taken >= 0 and taken not in done:
                 done.add(taken)
-                on_result(Graded(jobs[taken], (), 0.0, describe(level), f"the grader process died (exit code {code})"))
+                on_result(Graded(jobs[taken], (), 0.0, describe(level), f"the grader process died (exit code {code})",
+                                 grader_error=True))
             if len(done) < len(jobs):
                 start(grader.core)
     for _ in graders:
@@ -609,8 +640,7 @@ def run_dask(course: Course, jobs: list[Job], on_result: Callable[[Graded], None
                 graded_list = future.result()
             except Exception as exc:                          # a worker died or raised: grade as errors
                 for job in futures[future]:
-                    on_result(Graded(job, (), 0.0, describe(level), f"the Dask task failed: {exc}"))
+                    on_result(Graded(job, (), 0.0, describe(level), f"the Dask task failed: {exc}", grader_error=True))
                 continue
             for graded in graded_list:                        # back to the submission's own folder
-                on_result(Graded(by_student[graded.job.student], graded.results, graded.seconds,
-                                 graded.sandbox, graded.error))
+                on_result(dataclasses.replace(graded, job=by_student[graded.job.student]))

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import worker as wire
-from .errors import GradeError, StudentError
+from .errors import GradeError, GraderFault, StudentError
 
 WORKER_SCRIPT = Path(wire.__file__).resolve()
 MAX_SUBMISSION_FILES = 200
@@ -458,6 +458,7 @@ class Worker:
         self._log_end = 0                                # where the log ended after the last reply
         self.busy = 0.0                                  # seconds the worker spent on calls, all of them
         self._ahead_ended = False                        # after a slow call, a kill: no more calls sent ahead
+        self.fault = ""                                  # set when the grader's own machinery failed
 
     def __enter__(self) -> "Worker":
         return self
@@ -755,6 +756,12 @@ class Worker:
             raise StudentError(payload["kind"], payload["error"], detail=payload.get("traceback", ""),
                                output=output, seconds=seconds)
         return Reply(payload["value"], payload.get("inputs"), output, seconds)
+
+    def check_fault(self) -> None:
+        """:raises GraderFault: the grader's machinery failed during this submission (even if a suite's
+        ``except`` swallowed the exception)."""
+        if self.fault:
+            raise GraderFault(self.fault)
 
     def restart(self) -> None:
         """Kill the worker (and all it started); the next call starts a fresh one."""
