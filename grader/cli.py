@@ -83,7 +83,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         course.problem(name)
     # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
     # its interpreter imports numpy while this one imports pytest and collects the suites.
-    worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS)
+    worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS, modules=course.modules)
     try:
         from . import report, runner, scoring
 

@@ -14,7 +14,9 @@ course.json (an instructor's copy; a student's release has no ``solutions`` and 
      "problems": [{"name": "layernorm", "module": "layernorm", "functions": ["layernorm"], "points": 20,
                    "public": "tests/public/test_layernorm.py", "hidden": "tests/hidden/test_layernorm.py"}]}
 
-Paths are relative to the folder holding course.json. ``points`` are the problem's maximum: the
+``imports`` (optional, default ``["numpy"]``) lists the packages the student's code may import
+besides the Python standard library; any other import raises ModuleNotFoundError in the worker, on
+every install alike. Paths are relative to the folder holding course.json. ``points`` are the problem's maximum: the
 denominator of every score, whatever the tests report. ``feedback`` (optional, every field optional) names
 the course's files behind the teaching feedback: see :class:`Feedback`. ``due`` (ISO 8601 with a time zone) and
 ``late_policy`` (:class:`~grader.late.LatePolicy`) are optional; so are the LMS ids used by ``grade export``.
@@ -99,6 +101,11 @@ class Course:
         return sum(p.points for p in self.problems)
 
     @property
+    def modules(self) -> list[str]:
+        """The student modules, in the order of the problems."""
+        return list(dict.fromkeys(p.module for p in self.problems))
+
+    @property
     def functions(self) -> dict[str, str]:
         """Every student function name -> its module name."""
         return {f: p.module for p in self.problems for f in p.functions}
@@ -166,12 +173,16 @@ def load(path: str | Path = "course.json") -> Course:
         raise GradeError(f"{path}: must hold a JSON object")
     root = path.resolve().parent
     limits_data = _get(data, "limits", dict, path, "", {})
-    known = {f.name for f in fields(Limits)}
+    known = {f.name for f in fields(Limits)} - {"imports"}
     for key in limits_data:
         if key not in known:
             raise _fail(path, f"limits.{key}", f"unknown limit (known: {', '.join(sorted(known))})")
         _get(limits_data, key, float, path, "limits.")
-    limits = Limits(**limits_data)
+    imports = _get(data, "imports", list, path, "", list(Limits.imports))
+    for i, name in enumerate(imports):
+        if not isinstance(name, str) or not NAME.match(name):
+            raise _fail(path, f"imports[{i}]", f"{name!r} is not the name of a top-level package")
+    limits = Limits(**limits_data, imports=tuple(imports))
     problems = []
     for i, entry in enumerate(_get(data, "problems", list, path, "")):
         where = f"problems[{i}]."

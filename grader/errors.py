@@ -16,14 +16,19 @@ class StudentError(Exception):
 
     :param kind: a short tag for the score file: ``raised``, ``import_error``, ``missing_function``,
         ``not_implemented``, ``timeout``, ``crashed``, ``bad_type``, ``too_large``, ``budget``.
-    :param message: one line a student can act on, e.g. ``"timed out after 5 s in gelu"``.
-    :param seconds: the wall-clock seconds the failed call took (charged to the time budgets).
+    :param message: one line a student can act on, in the grader's own words only (a hidden test shows
+        it), e.g. ``"timed out after 5 s of CPU time in gelu"``.
+    :param public: the same with what the student's code chose (an exception's type name, an exit
+        status), for public tests only; defaults to ``message``.
+    :param seconds: the CPU seconds the failed call took (charged to the time budgets).
     """
 
-    def __init__(self, kind: str, message: str, detail: str = "", output: str = "", seconds: float = 0.0):
+    def __init__(self, kind: str, message: str, detail: str = "", output: str = "", seconds: float = 0.0,
+                 public: str = ""):
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.public = public or message
         self.detail = detail      # the student's traceback lines; may show values, so public tests only
         self.output = output      # what the student's code printed during the call
         self.seconds = seconds

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from itertools import takewhile
 from typing import Any, Mapping
 
 from .errors import StudentError
@@ -38,6 +39,7 @@ class Planned:
     function: str
     return_inputs: bool
     call: tuple[bytes, ...]
+    public: bool = True          # a public test's: sent ahead only while public tests run
 
 
 Plan = list[Planned]     # the first calls of a submission's plain tests, in the order made
@@ -63,19 +65,24 @@ class Student:
         self._found: dict[str, bool] = {}
         self._fresh_next = False
         self._test: str | None = None
+        self._public = True                              # the current test is a public one
         self._plan = list(plan)
         self._first = {planned.test: i for i, planned in enumerate(self._plan)}   # test -> its place in the plan
         self._next = 0                                   # the plan's next call to send ahead
         self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
         self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
 
-    def start_test(self, nodeid: str | None) -> None:
+    def start_test(self, nodeid: str | None, public: bool = True) -> None:
         """The calls from now on are the test ``nodeid``'s (None: the tests are over, e.g. deferred checks
-        come: nothing is sent ahead any more). A call sent ahead for an earlier test and not taken (the test
+        come: nothing is sent ahead any more); ``public``: it is a public test. Calls of hidden tests are
+        sent ahead only once the public tests are over (the runner runs them first): the student's code
+        could read its request stream, and a public test shows what it printed.
+
+        A call sent ahead for an earlier test and not taken (the test
         stopped before it, e.g. its problem's time budget ran out) stops sending ahead for this submission,
         and the worker is killed if calls sent ahead are still running or waiting: they would run for
         nothing (the next call starts a fresh worker)."""
-        self._test = nodeid
+        self._test, self._public = nodeid, public
         first = self._first.get(nodeid, -1) if nodeid is not None else float("inf")
         unused = [place for place in self._waiting if place < first]
         if unused:
@@ -134,7 +141,10 @@ class Student:
         """Keep up to AHEAD calls of the plan sent ahead (more once half of them are answered)."""
         if not self._plan or self._next >= len(self._plan) or len(self._waiting) > AHEAD // 2:
             return
-        batch = self._plan[self._next:self._next + AHEAD - len(self._waiting)]
+        end = min(self._next + AHEAD - len(self._waiting), len(self._plan))
+        batch = list(takewhile(lambda p: p.public == self._public, self._plan[self._next:end]))
+        if not batch:                                    # the next calls are of the hidden tests: not yet
+            return
         tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, p.call)
                                       for p in batch])
         for i, ticket in enumerate(tickets, start=self._next):
@@ -200,5 +210,5 @@ class Recorder(Student):
 
     def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
         self.made.append(Planned(self._test, name, return_inputs,
-                                 tuple(Worker.encode_call(name, args, kwargs, return_inputs))))
+                                 tuple(Worker.encode_call(name, args, kwargs, return_inputs)), self._public))
         raise Recorded

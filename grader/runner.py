@@ -103,7 +103,7 @@ def _message(exc: BaseException, public: bool, function_output: str) -> tuple[st
         status, kind, text = "failed", "mismatch", exc.full if public else exc.public
     elif isinstance(exc, StudentError):
         status, kind = "error", exc.kind
-        text = exc.message + (f"\n{exc.detail}" if public and exc.detail else "")
+        text = exc.public + (f"\n{exc.detail}" if exc.detail else "") if public else exc.message
     elif isinstance(exc, AssertionError):
         status, kind, text = "failed", "assertion", (str(exc) or "assertion failed") if public else "assertion failed"
     elif isinstance(exc, pytest.fail.Exception):
@@ -223,6 +223,7 @@ class GradingPlugin:
             totals[problem.name] = totals.get(problem.name, 0.0) + points
             visibility = "visible" if item.path.resolve() == problem.public else "after_published"
             table.append((item, problem, points, visibility))
+        table.sort(key=lambda row: row[3] != "visible")     # every public test before any hidden one (stable)
         if self.hidden:
             for problem in self.course.problems:
                 if abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
@@ -234,9 +235,10 @@ class GradingPlugin:
         """Start the zygote (or, cold, the first submission's worker) before pytest starts: its interpreter
         imports numpy while pytest loads and collects the suites (about 0.1 s off `grade check`)."""
         if self.warm:
-            self._zygote = Zygote(self.level, self.tmp_root, wait=False)
+            self._zygote = Zygote(self.level, self.tmp_root, wait=False, imports=self.course.limits.imports)
         elif self._early is None and isinstance(self.jobs, (list, tuple)) and self.jobs:
-            self._early = started_worker(self.jobs[0].path, self.course.limits, self.level, self.tmp_root)
+            self._early = started_worker(self.jobs[0].path, self.course.limits, self.level, self.tmp_root,
+                                         self.course.modules)
 
     def close(self) -> None:
         """Stop the zygote and any worker started early."""
@@ -266,11 +268,11 @@ class GradingPlugin:
             return
         self._student = recorder = Recorder(self.course.functions)
         try:
-            for item, _, _, _ in items:
+            for item, _, _, visibility in items:
                 names = self._direct_args[item.nodeid]
                 if names is None:
                     continue
-                recorder.start_test(item.nodeid)
+                recorder.start_test(item.nodeid, visibility == "visible")
                 try:
                     item.obj(**{name: self._value(name, item.nodeid) for name in names})
                 except (Recorded, Exception, pytest.skip.Exception, pytest.fail.Exception):
@@ -289,14 +291,13 @@ class GradingPlugin:
             early, self._early = self._early, None
             return early
         if not self.warm:
-            return Worker(job.path, self.course.limits, self.level, None, self.tmp_root)
+            return Worker(job.path, self.course.limits, self.level, None, self.tmp_root, self.course.modules)
         if self._zygote is not None and not self._zygote.alive:
-            self._zygote.close()
-            self._zygote = None
+            self._discard_zygote()
         if self._zygote is None:
-            self._zygote = Zygote(self.level, self.tmp_root)
+            self._zygote = Zygote(self.level, self.tmp_root, imports=self.course.limits.imports)
         self._zygote.wait()
-        return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root)
+        return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, self.course.modules)
 
     def _record(self, item: pytest.Item, exc: BaseException | None) -> None:
         """Keep a test's first verdict, and the feedback (diff, diagnosis, figures) the student may see."""
@@ -389,10 +390,10 @@ class GradingPlugin:
             with self._worker(job) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits, self._plan)
                 catalogue = self._value("mistakes", "")
-                for i, (item, problem, _, _) in enumerate(items):
+                for i, (item, problem, _, visibility) in enumerate(items):
                     self._student.charge_to(problem.name)
                     args = self._direct_args[item.nodeid]
-                    self._student.start_test(item.nodeid)
+                    self._student.start_test(item.nodeid, visibility == "visible")
                     catalogue.start_test(item.nodeid)
                     if args is not None:
                         self._call_directly(item, args)

@@ -36,11 +36,20 @@ MAX_SUBMISSION_BYTES = 5 << 20
 class Limits:
     """Resource limits for one submission's worker (all from course.json ``limits``).
 
-    :param call_timeout: seconds of wall clock for one call.
-    :param problem_budget: seconds of wall clock for all the calls of one problem.
-    :param submission_budget: seconds of wall clock for all the calls of one submission.
+    Times are CPU seconds of the student's worker (the same on a loaded machine as on an idle one), with
+    a wall-clock backstop WALL_FACTOR times larger for code that sleeps or blocks.
+
+    :param call_timeout: CPU seconds for one call.
+    :param problem_budget: CPU seconds for all the calls of one problem.
+    :param submission_budget: CPU seconds for all the calls of one submission.
     :param memory_mb: address-space limit of the worker, MiB.
     :param output_kb: student output kept per call, KiB.
+    :param import_timeout: CPU seconds for importing one of the submission's modules (before its first
+        call, on a budget of its own: neither the call's nor the problem's).
+    :param import_budget: CPU seconds for all the imports of one submission (a worker restarted after a
+        crash imports again).
+    :param imports: the packages the student's code may import besides the standard library (course.json
+        ``imports``); any other import raises ModuleNotFoundError.
     """
 
     call_timeout: float = 5.0
@@ -48,10 +57,14 @@ class Limits:
     submission_budget: float = 120.0
     memory_mb: int = 1024
     output_kb: int = 64
+    import_timeout: float = 10.0
+    import_budget: float = 30.0
+    imports: tuple[str, ...] = ("numpy",)
 
     def worker_limits(self) -> dict:
         return {"memory_bytes": self.memory_mb << 20, "file_bytes": 16 << 20, "open_files": 64,
-                "cpu_seconds": int(self.submission_budget) + 10, "processes": 64}
+                "cpu_seconds": int(self.submission_budget + self.import_budget) + 10, "processes": 64,
+                "imports": list(self.imports)}
 
 
 @dataclass(frozen=True)
@@ -72,10 +85,13 @@ class _Sent:
     function: str
     return_inputs: bool
     size: int                    # bytes on the wire
+    limit: float = 0.0           # its CPU seconds when it is not the call awaited
+    module: str = ""             # an import's module ("" for a call)
     sent: float = 0.0            # time.monotonic() when written
 
 
 SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
+WALL_FACTOR = 5          # a call may take this many times its CPU limit in wall-clock time (sleeping, blocked)
 AHEAD_BYTES = 64 << 10           # request bytes a worker may hold unanswered: a write then never waits on a
                                  # worker that is itself waiting to write a reply (a socket buffers ~200 KiB)
 
@@ -86,16 +102,56 @@ class _Lost(Exception):
 
 BWRAP, PROCESS = "bwrap", "process"
 DROP_UID = 65534                 # nobody: the worker's uid when the grader runs as root
-SANDBOX_TMP_BYTES = 64 << 20     # the worker's private /tmp
+SANDBOX_TMP_BYTES = 64 << 20     # each worker's private /tmp: bytes,
+SANDBOX_TMP_INODES = 4096        # and files and folders (tmpfs counts no bytes for an empty folder)
+
+
+SITE = "/worker/site"             # where the course's allowed packages appear in the sandbox
+
+
+def _interpreter() -> str:
+    """The base interpreter (not a venv's): the sandbox runs it with ``-S``, so no site-packages is on its path."""
+    return getattr(sys, "_base_executable", None) or sys.executable
 
 
 def _runtime_paths() -> list[Path]:
-    """Folders the worker needs to see: the interpreter, the standard library and numpy."""
-    import numpy
-
-    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent.parent,
-             Path(numpy.__file__).resolve().parent.parent}
+    """Folders the worker needs to see: the interpreter and its standard library."""
+    paths = {Path(sys.base_prefix), Path(_interpreter()).resolve().parent.parent}
     return sorted(p for p in paths if not str(p).startswith("/usr/"))
+
+
+def _hidden_site_dirs(bound: list[Path]) -> list[str]:
+    """The base interpreter's site-packages folders inside what the sandbox binds: covered by an empty
+    read-only folder, so nothing installed there (pytest, the grader's own libraries) can be imported."""
+    import site
+    import sysconfig
+
+    found = {sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})[key]
+             for key in ("purelib", "platlib")}
+    found |= set(getattr(site, "getsitepackages", lambda: [])()) | {site.getusersitepackages()}
+    found |= {f"/usr/lib/python3/dist-packages", f"/usr/local/lib/python3.{sys.version_info[1]}/dist-packages"}
+    roots = [Path("/usr")] + bound
+    return sorted(d for d in found if os.path.isdir(d) and any(Path(d).is_relative_to(r) for r in roots))
+
+
+@lru_cache(maxsize=8)
+def allowed_packages(names: tuple[str, ...]) -> dict[str, Path]:
+    """The files of the course's allowed packages, by the name they get under SITE: each package's folder
+    (or single module) as this interpreter imports it, and its wheel's bundled libraries (``numpy.libs``)."""
+    import importlib.util
+
+    found: dict[str, Path] = {}
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin in (None, "built-in", "frozen") and not spec.submodule_search_locations:
+            continue                                     # not installed here: importing it fails as usual
+        place = Path(next(iter(spec.submodule_search_locations))) if spec.submodule_search_locations \
+            else Path(spec.origin)
+        found[place.name] = place
+        libs = place.with_name(f"{name}.libs")
+        if libs.is_dir():
+            found[libs.name] = libs
+    return found
 
 
 # Syscalls the sandbox refuses (EPERM): the kernel keyring (as root the sandbox shares the host's user
@@ -131,12 +187,13 @@ def _seccomp_file():
 
 
 def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, seccomp_fd: int,
-                   inside: str = "/submission") -> list[str]:
-    """The bubblewrap command line: a mount namespace holding only /usr, the Python runtime, numpy, the
-    worker script and ``copy`` (the submission's private copy, or the spool of private copies, at
-    ``inside``), all read-only; new pid, net, ipc and uts namespaces; a private size-capped /tmp, the
-    only place it can write; the seccomp program read from ``seccomp_fd`` (pass it to the child);
-    killed with its parent."""
+                   inside: str = "/submission", imports: tuple[str, ...] = ("numpy",)) -> list[str]:
+    """The bubblewrap command line: a mount namespace holding only /usr, the Python runtime (its
+    site-packages covered), the course's allowed packages (``imports``, at SITE), the worker script
+    and ``copy`` (the submission's private copy, or the spool of private copies, at ``inside``), all
+    read-only; new pid, net, ipc and uts namespaces; a size-capped /tmp (each worker mounts a private
+    one of its own over it, hence CAP_SYS_ADMIN, which the worker drops before any student code); the
+    seccomp program read from ``seccomp_fd`` (pass it to the child); killed with its parent."""
     cmd = ["bwrap", "--seccomp", str(seccomp_fd), "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
            "--perms", "1777", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]   # before a runtime in /tmp
@@ -150,8 +207,14 @@ def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, seccomp_fd: in
                 cmd += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         cmd += ["--ro-bind", str(path), str(path)]
-    cmd += ["--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py", "--ro-bind", str(copy), inside,
-            "--chdir", inside, "--proc", "/proc", "--dev", "/dev"]
+    for hidden in _hidden_site_dirs(_runtime_paths()):
+        cmd += ["--tmpfs", hidden, "--remount-ro", hidden]
+    cmd += ["--perms", "0755", "--dir", "/worker", "--perms", "0755", "--dir", SITE,
+            "--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py"]
+    for name, place in allowed_packages(tuple(imports)).items():
+        cmd += ["--ro-bind", str(place), f"{SITE}/{name}"]
+    cmd += ["--ro-bind", str(copy), inside, "--chdir", inside, "--proc", "/proc", "--dev", "/dev",
+            "--cap-add", "CAP_SYS_ADMIN"]
     if drop_uid:                  # root: keep only what the worker needs to drop to `nobody` itself
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:                         # not root: a user namespace maps us in
@@ -168,7 +231,7 @@ def _bwrap_works() -> bool:
     except Exception:                                    # no libseccomp (or pyseccomp): no bwrap level
         return False
     with bpf, tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:    # the zygote's ping checks numpy
-        cmd = _bwrap_command(Path(tmp), [sys.executable, "-I", "-S", "-c", "pass"], os.geteuid() == 0,
+        cmd = _bwrap_command(Path(tmp), [_interpreter(), "-I", "-S", "-c", "pass"], os.geteuid() == 0,
                              bpf.fileno())
         try:
             return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -242,10 +305,12 @@ class Zygote:
     :raises GradeError: the sandbox could not start.
     """
 
-    def __init__(self, level: str, tmp_root: Path | None = None, wait: bool = True):
+    def __init__(self, level: str, tmp_root: Path | None = None, wait: bool = True,
+                 imports: tuple[str, ...] = Limits.imports):
         import socket
 
         self.level = level
+        self.imports = tuple(imports)
         self.drop_uid = level == BWRAP and os.geteuid() == 0
         tmp_root = Path(tmp_root).resolve() if tmp_root else None      # bwrap and the cwd need absolute paths
         self.spool = Path(tempfile.mkdtemp(prefix="grade-spool-", dir=tmp_root))     # what the sandbox sees
@@ -253,15 +318,15 @@ class Zygote:
         self.logs = Path(tempfile.mkdtemp(prefix="grade-logs-", dir=tmp_root))       # what it does not
         self._log = self.logs / "zygote.log"
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        python = [sys.executable, "-I", "-B"]
         bpf = _seccomp_file() if level == BWRAP else None
         if level == BWRAP:
             self.inside = "/spool"
-            cmd = _bwrap_command(self.spool, python + ["/worker/worker.py", "--zygote", "pidns"], self.drop_uid,
-                                 bpf.fileno(), inside=self.inside)
+            cmd = _bwrap_command(self.spool, [_interpreter(), "-I", "-S", "-B", "/worker/worker.py", "--zygote",
+                                              "pidns", "--site", SITE], self.drop_uid, bpf.fileno(), self.inside,
+                                 self.imports)
         else:
             self.inside = str(self.spool)
-            cmd = python + [str(WORKER_SCRIPT), "--zygote", "nopidns"]
+            cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), "--zygote", "nopidns"]
         with open(self._log, "ab") as log:
             self._proc = subprocess.Popen(cmd, stdin=theirs, stdout=subprocess.DEVNULL, stderr=log,
                                           cwd=self.spool, env=_worker_env(self.inside, "/tmp" if level == BWRAP
@@ -274,14 +339,24 @@ class Zygote:
         self._answers: queue.Queue = queue.Queue()
         self._exits: dict[int, int] = {}
         self._exited = threading.Condition()
+        self._asked = 0                                  # the id of the last request: its answer must echo it
+        self._closed = False
+        self.host_pid: int | None = None                 # the zygote's pid as this process sees it
         threading.Thread(target=self._listen, daemon=True).start()
         self._ready = False
         try:
-            self._ctrl.send(json.dumps({"op": "ping"}).encode())
+            self._send({"op": "ping"})
         except OSError:
             pass                                         # wait() reports it
         if wait:
             self.wait()
+
+    def _send(self, message: dict, fds: Sequence[int] = ()) -> int:
+        import socket
+
+        self._asked += 1
+        socket.send_fds(self._ctrl, [json.dumps({**message, "id": self._asked}).encode()], list(fds))
+        return self._asked
 
     def wait(self) -> None:
         """Wait until the zygote answers (numpy imported); at once after the first time.
@@ -294,10 +369,15 @@ class Zygote:
             answer = self._answers.get(timeout=60)
         except queue.Empty:
             answer = None
-        if answer is None or answer.get("op") != "pong":
+        if answer is None or answer.get("op") != "pong" or answer.get("id") != 1:
             why = self._log.read_text(errors="replace").strip().splitlines()[-3:] if self._log.exists() else []
             self.close()
             raise GradeError(f"the {self.level} sandbox could not start: {' / '.join(why) or 'no output'}")
+        if self.level == BWRAP and not answer.get("private_tmp"):
+            self.close()
+            raise GradeError("the bwrap sandbox could not start: it cannot mount a private /tmp for each worker")
+        self.host_pid = (_host_pid(self._proc.pid, answer.get("pid"), descendants=True) if self.level == BWRAP
+                         else self._proc.pid)
         self._ready = True
 
     def __enter__(self) -> "Zygote":
@@ -308,7 +388,7 @@ class Zygote:
 
     @property
     def alive(self) -> bool:
-        return self._proc.poll() is None
+        return not self._closed and self._proc.poll() is None
 
     def _listen(self) -> None:
         while True:
@@ -327,23 +407,33 @@ class Zygote:
             else:
                 self._answers.put(message)
 
-    def _ask(self, message: dict, fds: list[int] = (), timeout: float = 10.0) -> dict:
-        import socket
+    def _ask(self, message: dict, fds: Sequence[int] = (), timeout: float = 10.0) -> dict:
+        """Send a request and take its answer. An answer that is late, or is not this request's (say the
+        answer to a clean-up that outlasted the previous wait), ends this zygote: every later answer
+        would be out of step, so the next student's request must never read it.
 
+        :raises GraderFault: no answer in time, or one out of step; the zygote and its whole sandbox are
+            then torn down (:attr:`alive` is False), and the caller starts a fresh one.
+        """
+        if not self.alive:
+            raise GraderFault(f"the sandbox's zygote is gone ({message['op']})")
         try:
-            socket.send_fds(self._ctrl, [json.dumps(message).encode()], list(fds))
+            ident = self._send(message, fds)
             answer = self._answers.get(timeout=timeout)
         except (OSError, queue.Empty):
-            answer = None
-        if answer is None:
-            raise RuntimeError(f"the worker zygote stopped answering ({message['op']})")
+            ident, answer = -1, None
+        if answer is None or answer.get("id") != ident:
+            self.close()
+            why = "stopped answering" if answer is None else "answered out of step"
+            raise GraderFault(f"the sandbox's zygote {why} ({message['op']}); it was torn down")
         return answer
 
-    def spawn(self, folder: str, limits: dict, log_fd: int):
+    def spawn(self, folder: str, limits: dict, log_fd: int) -> tuple[Any, int, int | None]:
         """Fork a worker for the submission at ``folder`` (a path inside the zygote's view).
 
-        :returns: ``(socket, pid)``: the grader's end of the worker's channel, and the worker's pid.
-        :raises RuntimeError: the zygote is gone.
+        :returns: ``(socket, pid, host_pid)``: the grader's end of the worker's channel, the worker's pid
+            in the zygote's pid namespace, and as this process sees it (None when it cannot be found).
+        :raises GraderFault: the zygote is gone or out of step.
         """
         import socket
 
@@ -351,9 +441,13 @@ class Zygote:
         ours, theirs = socket.socketpair()
         try:
             pid = self._ask({"op": "spawn", "dir": folder, "limits": limits}, [theirs.fileno(), log_fd])["pid"]
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
-        return ours, pid
+        host = _host_pid(self.host_pid, pid) if self.level == BWRAP and self.host_pid else pid
+        return ours, pid, host
 
     def exit_code(self, pid: int, timeout: float) -> int | None:
         """The exit code of worker ``pid`` (negative: killed by that signal), or None if not known in time."""
@@ -364,14 +458,17 @@ class Zygote:
     def kill(self) -> None:
         """Kill every worker and everything they started; wait until they are gone.
 
-        :raises RuntimeError: something survived (or the zygote is gone); the zygote is then closed,
-            which ends its whole sandbox, and must be replaced.
+        :raises GraderFault: something survived, or the zygote is gone or out of step; the zygote is then
+            closed, which ends its whole sandbox, and must be replaced.
         """
         if not self._ask({"op": "kill"}).get("clean"):
             self.close()
-            raise RuntimeError("a worker survived the kill; the sandbox was torn down")
+            raise GraderFault("a worker survived the kill; the sandbox was torn down")
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         try:
             os.killpg(self._proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -380,6 +477,74 @@ class Zygote:
         self._ctrl.close()
         shutil.rmtree(self.spool, ignore_errors=True)
         shutil.rmtree(self.logs, ignore_errors=True)
+
+
+def _ns_pid(host: int) -> int | None:
+    """The pid process ``host`` has in its own (innermost) pid namespace, from /proc (Linux)."""
+    try:
+        with open(f"/proc/{host}/status") as status:
+            for line in status:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _host_pid(parent: int | None, inner: int | None, descendants: bool = False) -> int | None:
+    """The pid, as this process sees it, of the child of ``parent`` (or with ``descendants``, of any
+    process below it) whose pid in its own namespace is ``inner``; None when /proc cannot tell."""
+    if parent is None or inner is None:
+        return None
+    level, seen = _children(parent), 0
+    while level and seen < 64:
+        for pid in level:
+            if _ns_pid(pid) == inner:
+                return pid
+        seen += len(level)
+        level = [c for pid in level for c in _children(pid)] if descendants else []
+    return None
+
+
+class _CpuClock:
+    """CPU seconds (user + system, every thread, and the children it waited for) used by one process,
+    read from ``/proc/<pid>/stat`` through a descriptor kept open (Linux). Unforgeable by the student's
+    code, unlike anything the worker reports."""
+
+    TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100
+
+    def __init__(self, pid: int):
+        self._fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        self.last = self()
+
+    def __call__(self) -> float:
+        try:
+            data = os.pread(self._fd, 1024, 0)
+            fields = data.rsplit(b")", 1)[1].split()
+            return sum(int(f) for f in fields[11:15]) / self.TICK    # utime, stime, cutime, cstime
+        except (OSError, IndexError, ValueError):
+            return self.last                             # gone: no more CPU
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def cpu_clock(pid: int | None) -> "_CpuClock | None":
+    """A :class:`_CpuClock` for ``pid``, or None where /proc cannot be read (then the worker's own count)."""
+    if pid is None or not sys.platform.startswith("linux"):
+        return None
+    try:
+        return _CpuClock(pid)
+    except OSError:
+        return None
 
 
 class _Channel:
@@ -419,12 +584,18 @@ class Worker:
 
     :param zygote: fork the worker from this warm zygote (same level) instead of starting Python.
     :param tmp_root: where the private copy goes (default: the system's temporary folder).
+    :param modules: the submission's modules, imported by every new worker before its first call, each on
+        ``limits.import_timeout`` (not on any call's or problem's time).
+
+    Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``), with a
+    wall-clock backstop WALL_FACTOR times larger; elsewhere (a student's macOS or Windows laptop) the
+    worker's own count, and wall-clock time for timeouts.
 
     Use as a context manager; :meth:`close` kills the worker and all it started, and deletes the copy.
     """
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
-                 tmp_root: Path | None = None):
+                 tmp_root: Path | None = None, modules: Sequence[str] = ()):
         if level not in (BWRAP, PROCESS):
             raise ValueError(f"unknown isolation level {level!r}")
         if zygote is not None and zygote.level != level:
@@ -432,6 +603,7 @@ class Worker:
         self.limits = limits
         self.level = level
         self._zygote = zygote
+        self._modules = list(dict.fromkeys(modules))
         self._drop_uid = level == BWRAP and os.geteuid() == 0
         tmp_root = Path(tmp_root).resolve() if tmp_root else None
         self._tmp = Path(tempfile.mkdtemp(prefix="grade-", dir=zygote.spool if zygote else tmp_root))
@@ -451,12 +623,17 @@ class Worker:
         self._channel = None
         self._requests = None
         self._replies: queue.Queue = queue.Queue()
+        self._clock: _CpuClock | None = None             # the running worker's CPU time
         self._sent: deque[_Sent] = deque()              # written, not answered yet, in order
         self._unanswered = 0                             # their bytes
         self._answers: dict[str, tuple] = {}            # ticket -> (reply, seconds, limit, what it printed)
         self._last = 0.0                                 # time.monotonic() of the last reply
+        self._cpu_last = 0.0                             # the worker's CPU seconds then
         self._log_end = 0                                # where the log ended after the last reply
         self.busy = 0.0                                  # seconds the worker spent on calls, all of them
+        self._imported = 0.0                             # seconds spent importing, all workers together
+        self._import_failed: dict[str, StudentError] = {}   # module -> why it cannot be imported (it
+                                                         # timed out or killed the worker): never tried again
         self._ahead_ended = False                        # after a slow call, a kill: no more calls sent ahead
         self.fault = ""                                  # set when the grader's own machinery failed
 
@@ -466,19 +643,26 @@ class Worker:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _fault(self, message: str) -> GraderFault:
+        """Record a failure of the grader's machinery (the runner checks it after every test)."""
+        self.fault = self.fault or message
+        return GraderFault(message)
+
     def start(self) -> None:
-        """Start the worker now (otherwise the first call does): cold, its interpreter imports numpy while
-        the grader gets on with something else."""
+        """Start the worker now (otherwise the first call does): cold, its interpreter imports numpy and
+        then the submission's modules while the grader gets on with something else."""
         if not self._running:
-            self._start()
+            self._write([], b"")
 
     def _start(self) -> None:
         limits = self.limits.worker_limits()
         limits["drop_uid"] = DROP_UID if self._drop_uid else None
+        if self.level == BWRAP:
+            limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)
         self._close_log()                                # a new log for every worker: a fresh worker cannot
         self._starts += 1                                # read what the one before it printed (through fd 2)
         self._log_path = self._logs / f"{self._tmp.name}-{self._starts}.log"
-        self._log_end, self._last = 0, 0.0
+        self._log_end, self._last = 0, time.monotonic()
         log = open(self._log_path, "ab")
         self._log = open(self._log_path, "rb")
         try:
@@ -486,17 +670,19 @@ class Worker:
                 inside = f"{self._zygote.inside}/{self.root.relative_to(self._zygote.spool)}"
                 limits["tmp"] = "/tmp" if self.level == BWRAP else str(self._tmp)
                 try:
-                    sock, self._pid = self._zygote.spawn(inside, limits, log.fileno())
-                except RuntimeError as err:
-                    raise StudentError("crashed", f"could not start a worker: {err}") from None
+                    sock, self._pid, host = self._zygote.spawn(inside, limits, log.fileno())
+                except GraderFault as err:
+                    raise self._fault(f"could not start a worker: {err}") from None
                 self._channel = _Channel(sock)
+                self._set_clock(host)
                 return
             else:
                 bpf = _seccomp_file() if self.level == BWRAP else None
                 if self.level == BWRAP:
                     root, tmp = "/submission", "/tmp"
-                    cmd = _bwrap_command(self.root, [sys.executable, "-I", "-B", "/worker/worker.py", root,
-                                                     json.dumps(limits)], self._drop_uid, bpf.fileno())
+                    cmd = _bwrap_command(self.root, [_interpreter(), "-I", "-S", "-B", "/worker/worker.py", root,
+                                                     json.dumps(limits), "--site", SITE], self._drop_uid,
+                                         bpf.fileno(), imports=self.limits.imports)
                 else:
                     root, tmp = str(self.root), str(self._tmp)
                     cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), root, json.dumps(limits)]
@@ -507,10 +693,18 @@ class Worker:
                 if bpf:
                     bpf.close()
                 self._requests, replies = self._proc.stdin, self._proc.stdout
+                # at the bwrap level the worker is bwrap's grandchild in another pid namespace: its own count
+                self._set_clock(self._proc.pid if self.level == PROCESS else None)
         finally:
             log.close()
         self._replies = queue.Queue()
         threading.Thread(target=self._read, args=(replies, self._replies), daemon=True).start()
+
+    def _set_clock(self, pid: int | None) -> None:
+        if self._clock is not None:
+            self._clock.close()
+        self._clock = cpu_clock(pid)
+        self._cpu_last = self._clock.last if self._clock else 0.0
 
     @staticmethod
     def _read(stream, replies: queue.Queue) -> None:
@@ -551,11 +745,14 @@ class Worker:
         self._ahead_ended = True
         self._sent.clear()                               # (answers already in stay: this submission's
         self._unanswered = 0                             # code gave them, e.g. before a slow call)
+        if self._clock is not None:
+            self._clock.close()
+            self._clock = None
         if self._zygote is not None:
             try:
                 self._zygote.kill()
-            except RuntimeError:
-                pass
+            except GraderFault:
+                pass                                     # torn down: the next spawn says so, if one comes
             streams = [self._channel.sock] if self._channel else []
             self._channel = None
         elif proc is not None:
@@ -599,17 +796,41 @@ class Worker:
         head = json.loads(call[0])
         head["body"]["$dict"].update(id=ticket, module=module)
         data = b"".join(wire._HEADER.pack(len(f)) + f for f in [json.dumps(head).encode(), *call[1:]])
-        return _Sent(ticket, function, return_inputs, len(data)), data
+        return _Sent(ticket, function, return_inputs, len(data), limit=self.limits.call_timeout), data
+
+    def _imports(self) -> tuple[list[_Sent], bytes]:
+        """The requests that import the submission's modules in a new worker, each on its own time limit."""
+        sent, data = [], []
+        for module in self._modules:
+            if module in self._import_failed:
+                continue
+            left = self.limits.import_budget - self._imported
+            if left <= 0:
+                self._import_failed[module] = StudentError(
+                    "import_error", f"importing {module}.py was not run: the submission's "
+                                    f"{self.limits.import_budget:g} s import budget is used up (slow imports)")
+                continue
+            ticket = secrets.token_hex(8)
+            frames = wire.encode({"import": module, "id": ticket})
+            request = b"".join(wire._HEADER.pack(len(f)) + f for f in frames)
+            sent.append(_Sent(ticket, f"import {module}", False, len(request),
+                              limit=min(self.limits.import_timeout, left), module=module))
+            data.append(request)
+        return sent, b"".join(data)
 
     def _write(self, sent: list[_Sent], data: bytes) -> None:
-        """Write requests to the worker (started if need be).
+        """Write requests to the worker (started if need be, its imports first).
 
         :raises TimeoutError: a forked worker did not take them in time. :raises OSError: it is gone.
         """
         if not self._running:
             self._start()
+            imports, request = self._imports()
+            sent, data = imports + sent, request + data
+        if not data:
+            return
         if self._channel is not None:
-            self._channel.deadline = time.monotonic() + self.limits.call_timeout
+            self._channel.deadline = time.monotonic() + self.limits.call_timeout * WALL_FACTOR
             self._channel.write(data)
         else:
             self._requests.write(data)
@@ -630,6 +851,8 @@ class Worker:
             return []
         sent, data, size = [], [], self._unanswered
         for module, function, return_inputs, call in calls:
+            if module in self._import_failed:
+                break
             one, request = self._request(module, function, return_inputs, call)
             if size + one.size > AHEAD_BYTES:
                 break
@@ -643,12 +866,14 @@ class Worker:
         except (OSError, TimeoutError):                  # the worker is gone: the calls, made, will say
             self._kill()
             return []
+        except GraderFault:                              # the zygote is gone: the calls, made, will say
+            return []
         return [one.ticket for one in sent]
 
     def drop_ahead(self) -> None:
         """Kill the worker if calls sent ahead are still unanswered (running or waiting to run): they are not
         wanted any more, and would run for nothing. The next call starts a fresh worker."""
-        if self._sent:
+        if any(not one.module for one in self._sent):
             self._kill()
 
     def _next_message(self, deadline: float) -> tuple[str, Any]:
@@ -671,44 +896,107 @@ class Worker:
         except queue.Empty:
             raise TimeoutError from None
 
+    def _cpu_since(self, mark: float, start: float) -> float:
+        """The worker's CPU seconds since ``mark`` (wall-clock seconds since ``start`` where it cannot be read)."""
+        return self._clock() - mark if self._clock is not None else time.monotonic() - start
+
+    def _wait(self, start: float, mark: float, limit: float) -> tuple[str, Any] | str:
+        """The next message, or ``"cpu"``/``"wall"`` when the oldest request ran out of CPU time (``limit``
+        seconds since ``mark``) or of wall-clock time (WALL_FACTOR times that since ``start``). The CPU
+        clock is read only after ``limit`` seconds of wall clock: before that it cannot have run out."""
+        wall_end = start + limit * (WALL_FACTOR if self._clock is not None else 1)
+        deadline = min(start + limit, wall_end)
+        while True:
+            try:
+                return self._next_message(deadline)
+            except TimeoutError:
+                now = time.monotonic()
+                used = self._cpu_since(mark, start)
+                if used >= limit:
+                    return "cpu"
+                if now >= wall_end:
+                    return "wall"
+                deadline = min(now + max(limit - used, 0.005), wall_end)
+
+    def _timed_out(self, head: _Sent, limit: float, how: str) -> StudentError:
+        if head.module:
+            what = f"importing {head.module}.py"
+        else:
+            what = head.function
+        if how == "cpu" and self._clock is not None:
+            return StudentError("timeout", f"timed out after {limit:g} s of CPU time in {what}", seconds=limit)
+        if self._clock is not None:
+            return StudentError("timeout", f"timed out after {limit * WALL_FACTOR:g} s of wall-clock time in "
+                                           f"{what} (waiting, not computing)", seconds=limit)
+        return StudentError("timeout", f"timed out after {limit:g} s in {what}", seconds=limit)
+
     def _receive(self, ticket: str | None, timeout: float) -> None:
-        """Read the reply to the oldest request. It gets ``timeout`` seconds if it is ``ticket``'s, the call
-        timeout otherwise, counted from when the worker could start it (the reply before it, or its sending).
+        """Read the reply to the oldest request. It gets ``timeout`` seconds if it is ``ticket``'s, its own
+        limit otherwise (the call timeout, an import's), counted from when the worker could start it (the
+        reply before it, or its sending).
 
         :raises StudentError: ``ticket``'s call timed out or broke the worker (which is then killed).
-        :raises _Lost: an earlier call did (the worker is killed; ``ticket`` must be sent again).
+        :raises _Lost: an earlier request did (the worker is killed; ``ticket`` must be sent again).
+        :raises GraderFault: the grader's machinery failed: the zygote died, or something other than the
+            grader killed the worker (the machine's out-of-memory killer, say).
         """
         head = self._sent[0]
         mine = head.ticket == ticket
-        limit = timeout if mine else self.limits.call_timeout
-        start = max(head.sent, self._last)
-        try:
-            status, payload = self._next_message(start + limit)
-        except TimeoutError:
+        limit = timeout if mine else head.limit
+        start, mark = max(head.sent, self._last), self._cpu_last
+        got = self._wait(start, mark, limit)
+        if type(got) is str:
             self.busy += limit
             self._kill()
+            error = self._timed_out(head, limit, got)
+            if head.module:
+                self._imported += limit
+                self._import_failed[head.module] = error
             if not mine:
                 raise _Lost from None
-            raise StudentError("timeout", f"timed out after {limit:g} s in {head.function}",
-                               seconds=limit) from None
+            raise error
+        status, payload = got
         now = time.monotonic()
         if status == "ok" and not _well_formed(payload, head.ticket, head.return_inputs):
             status, payload = "garbled", "a reply of the wrong form or out of turn"
         if status != "ok":
             code = self._exit_code(timeout=1) if status == "eof" else None
-            self.busy += now - start
+            seconds = self._cpu_since(mark, start) if self._clock is not None else now - start
+            self.busy += seconds
+            zygote_died = self._zygote is not None and status == "eof" and not self._zygote.alive
             self._kill()
+            what = f"importing {head.module}.py" if head.module else f"{head.function}()"
+            if zygote_died:
+                raise self._fault(f"the sandbox's zygote died during {what}")
+            if code == -signal.SIGKILL:
+                raise self._fault(f"something other than the grader killed the worker with SIGKILL during "
+                                  f"{what} (the machine's out-of-memory killer?)")
+            error = _death(head.function, code, payload, head.module, seconds)
+            if head.module:
+                self._imported += seconds
+                self._import_failed[head.module] = error
             if not mine:
                 raise _Lost
-            raise StudentError("crashed", _death(head.function, code, payload), seconds=now - start)
+            raise error
         self._unanswered -= self._sent.popleft().size
+        cpu = self._clock() if self._clock is not None else None
+        if cpu is not None:
+            seconds = cpu - mark
+            self._cpu_last = cpu
+        else:
+            reported = payload.get("cpu")
+            seconds = reported if type(reported) is float and 0 <= reported < 1e6 else now - start
         log = payload.get("log")
         if type(log) is not int or log < self._log_end:  # fd 2 moved by the student's code: ask the file
             log = max(self._log_end, os.fstat(self._log.fileno()).st_size)
-        self._answers[head.ticket] = (payload, now - start, limit, self._read_log(self._log_end, log))
+        output = self._read_log(self._log_end, log)
         self._log_end, self._last = log, now
-        self.busy += now - start
-        if now - start > SLOW_CALL * self.limits.call_timeout and self._sent:
+        if head.module:
+            self._imported += seconds
+            return
+        self._answers[head.ticket] = (payload, seconds, limit, output)
+        self.busy += seconds
+        if seconds > SLOW_CALL * self.limits.call_timeout and any(not one.module for one in self._sent):
             self._kill()                                 # a slow submission: the calls queued behind this one
                                                          # could eat its budgets running ahead of the tests;
                                                          # they run when asked, in a fresh worker
@@ -717,14 +1005,19 @@ class Worker:
              return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None) -> Reply:
         """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
 
-        :param timeout: seconds of wall clock before the worker is killed, counted from when the worker
-            could start the call.
+        :param timeout: CPU seconds before the worker is killed, counted from when the worker could start
+            the call (and WALL_FACTOR times that in wall-clock time).
         :param ticket: this very call's ticket from :meth:`ahead`, if it was sent ahead (unknown tickets,
             e.g. of a worker killed since, are ignored: the call is sent now).
         :param encoded: the call as :meth:`encode_call` gives it, if the caller has it already.
         :raises StudentError: the student's code raised, timed out, crashed, exited or returned bad data.
+            Its ``message`` is the grader's own words (a hidden test shows it); ``public`` and ``detail`` may
+            hold what the student's code chose (an exception's name, a traceback): public tests only.
+        :raises GraderFault: the grader's machinery failed (see :meth:`_receive`).
         """
-        for _ in range(2):                               # twice only when a call sent ahead broke the worker
+        for _ in range(len(self._modules) + 2):          # again when a request sent before broke the worker
+            if module in self._import_failed:
+                raise self._import_failed[module]
             try:
                 if ticket is None or (ticket not in self._answers and all(s.ticket != ticket for s in self._sent)):
                     one, request = self._request(module, function, return_inputs,
@@ -742,19 +1035,22 @@ class Worker:
                 ticket = None
             except TimeoutError:                         # the worker did not take the request in time
                 self._kill()
-                raise StudentError("timeout", f"timed out after {timeout:g} s in {function}",
-                                   seconds=timeout) from None
+                raise StudentError("timeout", f"timed out after {timeout * WALL_FACTOR:g} s in {function} (it "
+                                              "stopped reading its requests)", seconds=timeout) from None
             except OSError:                              # it is gone
                 code = self._exit_code(timeout=1)
                 self._kill()
-                raise StudentError("crashed", _death(function, code, None)) from None
+                raise _death(function, code, None) from None
+        else:
+            raise self._fault(f"the worker kept failing before {function}() could run")
         payload, seconds, limit, output = self._answers.pop(ticket)
         if limit > timeout and seconds > timeout:        # it ran ahead, for longer than this call may take
             self._kill()
-            raise StudentError("timeout", f"timed out after {timeout:g} s in {function}", seconds=timeout)
+            raise StudentError("timeout", f"timed out after {timeout:g} s of CPU time in {function}", seconds=timeout)
         if not payload["ok"]:
-            raise StudentError(payload["kind"], payload["error"], detail=payload.get("traceback", ""),
-                               output=output, seconds=seconds)
+            kind = payload["kind"]
+            raise StudentError(kind, _words(kind, module, function), public=payload["error"][:SHOWN_TEXT],
+                               detail=payload.get("traceback", "")[:SHOWN_TEXT * 4], output=output, seconds=seconds)
         return Reply(payload["value"], payload.get("inputs"), output, seconds)
 
     def check_fault(self) -> None:
@@ -779,12 +1075,13 @@ class Worker:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
-def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path | None = None) -> Worker | None:
-    """A cold worker for ``submission``, started now: its interpreter imports numpy while the caller gets
-    on with something else. None when the submission cannot be copied (its first call meets the same
-    error and reports it)."""
+def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path | None = None,
+                   modules: Sequence[str] = ()) -> Worker | None:
+    """A cold worker for ``submission``, started now: its interpreter imports numpy (and then the
+    submission's ``modules``) while the caller gets on with something else. None when the submission cannot
+    be copied (its first call meets the same error and reports it)."""
     try:
-        worker = Worker(submission, limits, level, None, tmp_root)
+        worker = Worker(submission, limits, level, None, tmp_root, modules)
     except StudentError:
         return None
     try:
@@ -796,6 +1093,19 @@ def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path 
 
 
 KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large"}
+SHOWN_TEXT = 2000        # characters of the worker's own error text kept (public tests only)
+
+
+def _words(kind: str, module: str, function: str) -> str:
+    """What a failed call's ``kind`` means, in the grader's own words: all a hidden test shows of it (the
+    worker's text is the student's process's, which could carry anything, a hidden input included)."""
+    return {"import_error": f"importing {module}.py failed",
+            "missing_function": f"{module}.py has no function {function}()",
+            "not_implemented": f"{function}() is not implemented yet (it raises NotImplementedError)",
+            "raised": f"{function}() raised an exception",
+            "bad_type": f"{function}() returned a value that cannot be graded: return a numpy array of a "
+                        "numeric dtype, or plain Python numbers",
+            "too_large": f"{function}() returned a value that is too large"}[kind]
 
 
 def _well_formed(reply: Any, nonce: str, return_inputs: bool) -> bool:
@@ -810,14 +1120,23 @@ def _well_formed(reply: Any, nonce: str, return_inputs: bool) -> bool:
             and type(reply.get("traceback", "")) is str)
 
 
-def _death(function: str, code: int | None, garbled: str | None) -> str:
+def _death(function: str, code: int | None, garbled: str | None, module: str = "",
+           seconds: float = 0.0) -> StudentError:
+    """The error for a worker that died or broke its channel: the grader's words for hidden tests, the
+    signal or exit status (which the student's code chooses) for public ones."""
+    what = f"importing {module}.py" if module else f"{function}()"
     if garbled:
-        return f"the worker sent a broken reply during {function}() ({garbled})"
-    if code is not None and code < 0:
+        return StudentError("crashed", f"the worker sent a broken reply during {what}",
+                            public=f"the worker sent a broken reply during {what} ({garbled})", seconds=seconds)
+    if code is None:
+        return StudentError("crashed", f"the worker closed its channel during {what}", seconds=seconds)
+    if code < 0:
         try:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        hint = " (out of memory?)" if name == "SIGKILL" else ""
-        return f"crashed with {name}{hint} in {function}()"
-    return f"the process exited (status {code}) during {function}(): do not call sys.exit or os._exit"
+        return StudentError("crashed", f"crashed during {what}", public=f"crashed with {name} during {what}",
+                            seconds=seconds)
+    return StudentError("crashed", f"the process exited during {what}: do not call sys.exit or os._exit",
+                        public=f"the process exited (status {code}) during {what}: do not call sys.exit or "
+                               "os._exit", seconds=seconds)

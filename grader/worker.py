@@ -21,16 +21,18 @@ import json
 import math
 import os
 import random
-import shutil
 import signal
 import struct
 import sys
 import time
 import traceback
 
-import numpy as np
-import numpy.linalg  # noqa: F401  numpy loads these lazily: load them once in the zygote, not in every worker
-import numpy.random  # noqa: F401
+if "--site" in sys.argv:      # in the sandbox (python -S: no site-packages), the course's allowed packages
+    sys.path.append(sys.argv[sys.argv.index("--site") + 1])
+
+import numpy as np  # noqa: E402
+import numpy.linalg  # noqa: F401,E402  numpy loads these lazily: load them once in the zygote, not in every worker
+import numpy.random  # noqa: F401,E402
 
 MAX_FRAME = 16 << 20          # bytes in one frame (one array)
 MAX_HEAD = 1 << 20            # bytes in the JSON document (MAX_ITEMS items fit many times over)
@@ -180,13 +182,62 @@ def decode(frames: list[bytes], head: dict | None = None):
 # ---------------------------------------------------------------- the worker side
 
 def _drop_privileges(uid: int | None) -> None:
-    """As root inside the sandbox: become ``uid`` with no groups and no capabilities, for good."""
+    """Inside the sandbox: as root, become ``uid`` with no groups; then hold no capability at all (the
+    zygote keeps CAP_SYS_ADMIN to mount each worker's private /tmp; as root CAP_SETUID and CAP_SETGID)."""
     if uid is not None and os.getuid() == 0:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
         if os.getuid() != uid:
             raise SystemExit("could not drop privileges")
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(47, 4, 0, 0, 0)                       # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)    # _LINUX_CAPABILITY_VERSION_3, this thread
+        libc.capset(header, (ctypes.c_uint32 * 6)())     # effective, permitted, inheritable: empty
+        with open("/proc/self/status") as status:
+            held = [line for line in status if line.startswith(("CapEff:", "CapPrm:", "CapAmb:"))]
+        if any(int(line.split()[1], 16) for line in held):
+            raise SystemExit("could not drop capabilities")
+
+
+def _set_parent_death_signal() -> None:
+    """Linux: be killed when the parent dies (the grader, or for a worker its zygote), so nothing outlives it."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)    # PR_SET_PDEATHSIG
+
+
+class _ImportPolicy:
+    """A meta path finder that refuses every module the course does not allow, with ModuleNotFoundError
+    (so a student's ``try: import torch`` / ``except ImportError:`` still works): the standard library,
+    the course's allowed packages and the submission's own modules pass, on every install alike."""
+
+    def __init__(self, allowed: list[str], folder: str):
+        self.allowed = set(allowed) | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+        self.folder = folder
+        self.words = " and ".join([", ".join(allowed)] * bool(allowed) + ["the Python standard library"])
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in self.allowed or os.path.exists(os.path.join(self.folder, top + ".py")) \
+                or os.path.isdir(os.path.join(self.folder, top)):
+            return None                                  # the usual finders decide
+        error = ModuleNotFoundError(f"{top} is not available in this course (allowed: {self.words})", name=name)
+        error.course_policy = True
+        raise error
+
+
+def _import_failure(module_name: str, exc: BaseException) -> dict:
+    if getattr(exc, "course_policy", False) and isinstance(exc, ModuleNotFoundError):
+        why = str(exc)
+    else:
+        why = _describe(exc)
+    return {"ok": False, "kind": "import_error", "error": f"importing {module_name}.py failed: {why}",
+            "traceback": _student_frames(exc.__traceback__)}
 
 
 def _limit(limits: dict) -> None:
@@ -219,28 +270,45 @@ def _student_frames(tb) -> str:
     return "".join(traceback.format_list(frames[-3:])).rstrip()
 
 
+SHOWN_NAME = 80              # characters of a student's exception type name shown (public tests only)
+
+
+def _name(exc: BaseException) -> str:
+    """The exception's type name, capped: student code chooses it (it may even hold an input as text)."""
+    name = type(exc).__name__
+    return name if len(name) <= SHOWN_NAME else name[:SHOWN_NAME] + "…"
+
+
 def _describe(exc: BaseException) -> str:
     try:
         text = str(exc)
     except BaseException:                                # a student's exception with a broken __str__
         text = ""
-    return f"{type(exc).__name__}: {text[:500]}" if text else type(exc).__name__
+    return f"{_name(exc)}: {text[:500]}" if text else _name(exc)
 
 
 _FAILED_IMPORTS: dict[str, dict] = {}    # module -> the reply its failed import gave: not run again
 
 
-def _call(request: dict) -> dict:
-    module_name, function = request["module"], request["function"]
+def _import(module_name: str):
+    """The student's module, imported once; a failed import gives the same reply every time (not run again)."""
     if module_name in _FAILED_IMPORTS:
         return dict(_FAILED_IMPORTS[module_name])
     try:
-        module = importlib.import_module(module_name)
+        return importlib.import_module(module_name)
     except BaseException as exc:                        # SystemExit, KeyboardInterrupt, pytest.exit too
-        _FAILED_IMPORTS[module_name] = {"ok": False, "kind": "import_error",
-                                        "error": f"importing {module_name}.py failed: {_describe(exc)}",
-                                        "traceback": _student_frames(exc.__traceback__)}
+        _FAILED_IMPORTS[module_name] = _import_failure(module_name, exc)
         return dict(_FAILED_IMPORTS[module_name])
+
+
+def _call(request: dict) -> dict:
+    if "import" in request:                              # the grader imports each module first, on its own budget
+        module = _import(request["import"])
+        return module if type(module) is dict else {"ok": True, "value": None}
+    module_name, function = request["module"], request["function"]
+    module = _import(module_name)
+    if type(module) is dict:
+        return module
     fn = getattr(module, function, None)
     if not callable(fn):
         return {"ok": False, "kind": "missing_function", "error": f"{module_name}.py has no function {function}()"}
@@ -254,8 +322,8 @@ def _call(request: dict) -> dict:
         if isinstance(exc, NotImplementedError):
             return {"ok": False, "kind": "not_implemented",
                     "error": f"{function}() is not implemented yet (it raises NotImplementedError)"}
-        # "error" names only the exception type: a hidden test shows it; "traceback" may show values.
-        return {"ok": False, "kind": "raised", "error": f"{function}() raised {type(exc).__name__}",
+        # Shown by public tests only (a hidden test words its message from "kind" alone).
+        return {"ok": False, "kind": "raised", "error": f"{function}() raised {_name(exc)}",
                 "traceback": f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip()}
     reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started}
     if request.get("return_inputs"):
@@ -275,6 +343,10 @@ def main(argv: list[str]) -> None:
     sys.stdout = sys.stderr
     sys.dont_write_bytecode = True
     sys.path.insert(0, submission)
+    if limits.get("imports") is not None:
+        sys.meta_path.insert(0, _ImportPolicy(limits["imports"], submission))
+    if limits.get("tmp_inodes"):
+        _private_tmp(limits["tmp_bytes"], limits["tmp_inodes"])
     _drop_privileges(limits.get("drop_uid"))
     _limit(limits)
     while True:
@@ -282,7 +354,9 @@ def main(argv: list[str]) -> None:
             request = read_message(requests)
         except EOFError:
             return
+        cpu = time.process_time()
         reply = _call(request)
+        reply["cpu"] = time.process_time() - cpu         # what the grader uses where it cannot measure it
         for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -294,10 +368,11 @@ def main(argv: list[str]) -> None:
         try:
             frames = encode({**reply, **meta})
         except WireError as exc:
-            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request['function']}() {exc}", **meta})
+            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request.get('function')}() {exc}", **meta,
+                             "cpu": reply["cpu"]})
         except BaseException as exc:                   # a value whose walk ran student code and failed
-            frames = encode({"ok": False, "kind": "bad_type", **meta,
-                             "error": f"{request['function']}() returned a value that cannot be read: "
+            frames = encode({"ok": False, "kind": "bad_type", **meta, "cpu": reply["cpu"],
+                             "error": f"{request.get('function')}() returned a value that cannot be read: "
                                       f"{_describe(exc)}"})
         write_frames(replies, frames)
 
@@ -390,12 +465,29 @@ def _remove_ipc(owner: int | None) -> None:
             os._exit(0)
 
 
+def _private_tmp(size: int, inodes: int) -> None:
+    """Give this process a mount namespace of its own with a fresh tmpfs on /tmp, capped in bytes and in
+    inodes (tmpfs counts no bytes for an empty folder: a flood of them is stopped by the inode cap). It
+    dies with the last process in the namespace, so nothing is left to clean up for the next worker.
+
+    :raises OSError: the kernel refused (the zygote checks at start that it works)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWNS, MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x20000, 2, 4, 1 << 14, 1 << 18
+    if libc.unshare(CLONE_NEWNS) != 0 or libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0 \
+            or libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
+                          f"size={size},nr_inodes={inodes},mode=1777".encode()) != 0:
+        raise OSError(ctypes.get_errno(), "could not mount a private /tmp")
+
+
 def _child(ctrl, fds: list[int], request: dict) -> None:
     """In a freshly forked worker: take the channel as stdin/stdout and the log as stderr, close every
     other descriptor (the zygote's control socket included), then serve the grader."""
     try:
         ctrl.detach()
         channel, log = fds
+        _set_parent_death_signal()
         os.setsid()
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -411,14 +503,30 @@ def _child(ctrl, fds: list[int], request: dict) -> None:
         os._exit(0)
 
 
+def _can_mount_private_tmp() -> bool:
+    """Fork a child that mounts a private /tmp (as every worker will) and say whether it worked."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _private_tmp(1 << 20, 16)
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
 def zygote(in_pid_namespace: bool) -> None:
     """Serve the grader's control socket (fd 0, SOCK_SEQPACKET, one JSON message a packet):
-    ``spawn`` forks a worker on the passed channel and log descriptors (numpy already imported, no
-    student code loaded), ``kill`` kills every worker; each worker's exit code is reported back."""
+    ``ping`` (the answer says whether each worker can have a private /tmp), ``spawn`` forks a worker on
+    the passed channel and log descriptors (numpy already imported, no student code loaded), ``kill``
+    kills every worker. Each answer echoes its request's ``id``; each worker's exit code is reported
+    back unasked (``exit``, no id)."""
     import select
     import socket
 
+    import ctypes  # noqa: F401  for the workers' private /tmp and dropping capabilities: loaded once here
     import resource  # noqa: F401  for _limit: loaded once here, not in every worker
+    _set_parent_death_signal()
     ctrl = socket.socket(fileno=0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -454,6 +562,7 @@ def zygote(in_pid_namespace: bool) -> None:
             _kill_all(in_pid_namespace, children)
             return
         request = json.loads(data)
+        ident = request.get("id")
         if request["op"] == "spawn":
             owner = request["limits"].get("drop_uid")
             pid = os.fork()
@@ -462,24 +571,16 @@ def zygote(in_pid_namespace: bool) -> None:
             for fd in fds:
                 os.close(fd)
             children.add(pid)
-            send({"op": "spawned", "pid": pid})
+            send({"op": "spawned", "id": ident, "pid": pid})
         elif request["op"] == "ping":
-            send({"op": "pong"})
+            send({"op": "pong", "id": ident, "pid": os.getpid(),
+                  "private_tmp": in_pid_namespace and _can_mount_private_tmp()})
         elif request["op"] == "kill":
             clean = _kill_all(in_pid_namespace, children)
             reap()
-            if in_pid_namespace:                         # the sandbox's own /tmp: empty for the next one
-                for name in os.listdir("/tmp"):
-                    path = os.path.join("/tmp", name)
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path, ignore_errors=True)
-                    else:
-                        try:
-                            os.unlink(path)
-                        except OSError:
-                            pass
-                _remove_ipc(owner)                       # and its own IPC namespace: no segment left over
-            send({"op": "killed", "clean": clean})
+            if in_pid_namespace:                         # (each worker's /tmp went with its mount namespace)
+                _remove_ipc(owner)                       # its own IPC namespace: no segment left over
+            send({"op": "killed", "id": ident, "clean": clean})
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ def _worker_factory(level: str, warm: bool, limits: Limits):
 
     def make(submission: Path) -> Worker:
         if warm and not zygotes:
-            zygotes.append(Zygote(level))
+            zygotes.append(Zygote(level, imports=limits.imports))
         return Worker(submission, limits, level, zygotes[0] if warm else None)
 
     return make, zygotes
