@@ -1,10 +1,9 @@
 """Comparisons for the suites, run in the grader process on plain data returned by the worker.
 
 The verdict is kept apart from the explanation (as in pytest's ``approx``): each check raises
-:class:`Mismatch`, whose ``public`` text is safe to show for a hidden test (the sentence, what is wrong,
-and the diagnosis of a known mistake, never inputs or expected values) and whose ``detail`` adds the
-numbers (:mod:`grader.diff`). No method of a student object is ever called here: the worker only sends
-ndarrays and JSON data.
+:class:`Mismatch`, whose ``public`` text is safe to show for a hidden test and whose ``detail`` adds, for
+public tests, everything about the student's value and the numbers (:mod:`grader.diff`). No method of a
+student object is ever called here: the worker only sends ndarrays and JSON data.
 
 A check given ``diagnose=`` asks it, after a failure, which known mistake the student's output matches
 (see :mod:`grader.mistakes`); the check itself never changes.
@@ -42,10 +41,17 @@ finds in an ``expected`` value), or None."""
 class Mismatch(AssertionError):
     """A failed comparison.
 
+    A hidden test's output (:attr:`public`) is made of the grader's own words only. Nothing in it may come
+    from the student's value, not even its shape, dtype, type, keys or how many entries are NaN: their
+    code chooses those, and could write a hidden input into them (say, as the dims of a zero-size array)
+    to read it back in the feedback. What is wrong with their value in particular goes in ``detail``.
+
     :param what: the plain sentence saying what was checked, e.g. "layernorm of a 3×4 input with eps = 0.1".
-    :param wrong: what is wrong, without values (safe for hidden tests), e.g. "expected shape (3, 4), got (4, 3)".
-    :param detail: numbers: shapes, errors against the tolerance, indices, an excerpt (public tests only);
-        or a function that makes that text, called only if it is read (a hidden test never shows it).
+    :param wrong: what is wrong, in fixed words and facts about the expected value only (its type, shape,
+        key names), e.g. "wrong shape: expected (3, 4)": shown for hidden tests.
+    :param detail: the student's value and the numbers: their shape and dtype, errors against the
+        tolerance, indices, an excerpt (public tests only); or a function that makes that text, called
+        only if it is read (a hidden test never shows it).
     :param arrays: ``{"expected": ..., "got": ...}``, float64 arrays of one shape, for the feedback page.
     """
 
@@ -67,7 +73,8 @@ class Mismatch(AssertionError):
 
     @property
     def public(self) -> str:
-        """The sentence, what is wrong, and the diagnosis: no inputs, no expected values."""
+        """The sentence, what is wrong, and the diagnosis: no inputs, no expected values, nothing of the
+        student's value."""
         text = f"{self.what}: {self.wrong}"
         return text + (f"\ndiagnosis: {self.diagnosis.message}" if self.diagnosis else "")
 
@@ -83,22 +90,28 @@ class Mismatch(AssertionError):
         return data
 
 
+def _a(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
+
+
 def _describe(value: Any) -> str:
+    """The student's value in a few words, for ``detail`` only."""
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     if isinstance(value, (bool, int, float)):
-        return f"a {type(value).__name__} ({value!r})"
-    return f"a {type(value).__name__}"
+        return f"{_a(type(value).__name__)} ({value!r})"
+    return _a(type(value).__name__)
 
 
 def _check_array(got: Any, expected: np.ndarray, what: str) -> np.ndarray:
     """Type, dtype and shape, in that order; returns ``got`` as float64."""
     if type(got) is not np.ndarray:
-        raise Mismatch(what, f"expected a numpy array of shape {expected.shape}, got {_describe(got)}")
+        raise Mismatch(what, f"expected a numpy array of shape {expected.shape}, got another kind of value",
+                       f"yours: {_describe(got)}")
     if got.dtype.kind not in "iuf":
-        raise Mismatch(what, f"expected a float array, got dtype {got.dtype}", diff.describe(got, expected))
+        raise Mismatch(what, "wrong dtype: expected a float array", diff.describe(got, expected))
     if got.shape != expected.shape:
-        raise Mismatch(what, f"expected shape {expected.shape}, got shape {got.shape}", diff.describe(got, expected))
+        raise Mismatch(what, f"wrong shape: expected {expected.shape}", diff.describe(got, expected))
     return got.astype(np.float64)
 
 
@@ -106,10 +119,8 @@ def _check_finite(got: np.ndarray, got64: np.ndarray, expected: np.ndarray, what
                   atol: float) -> None:
     """NaN or inf where ``expected`` is finite, said before any value."""
     bad = ~np.isfinite(got64) & np.isfinite(expected)
-    if bad.any():
-        first = got64.flat[int(np.flatnonzero(bad)[0])]
-        kind = "NaN" if np.isnan(first) else "inf"
-        raise Mismatch(what, f"your output has {kind} ({int(bad.sum())} of {bad.size} entries)",
+    if bad.any():                                        # which of NaN or inf, and how many: detail
+        raise Mismatch(what, "your output has NaN or inf where the expected values are finite",
                        lambda: "\n".join([diff.describe(got, expected), diff.non_finite(got64, bad),
                                           diff.excerpt(got64, expected, _outside(got64, expected, rtol, atol))]),
                        arrays={"expected": expected, "got": got64})
@@ -200,14 +211,17 @@ def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
     """The Mismatch for plain data that differ (types must match), or None when equal."""
     if isinstance(expected, dict):
         if type(got) is not dict:
-            return Mismatch(what, f"expected a dict with keys {sorted(expected)}, got {_describe(got)}")
-        if set(got) != set(expected):
+            return Mismatch(what, f"expected a dict with keys {sorted(expected)}, got another kind of value",
+                            f"yours: {_describe(got)}")
+        if set(got) != set(expected):                    # the expected keys may be named, never theirs
             missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected), key=str)
-            return Mismatch(what, f"wrong keys: missing {missing}, unexpected {extra}")
+            wrong = " and ".join(([f"missing {missing}"] if missing else [])
+                                 + (["has keys that are not expected"] if extra else []))
+            return Mismatch(what, f"wrong keys: {wrong}", f"unexpected keys: {extra}" if extra else "")
         for key in expected:
             if type(got[key]) is not type(expected[key]):
-                return Mismatch(what, f"{key!r} should be a {type(expected[key]).__name__}, "
-                                      f"got {_describe(got[key])}")
+                return Mismatch(what, f"{key!r} should be {_a(type(expected[key]).__name__)}",
+                                f"yours: {_describe(got[key])}")
         wrong = [key for key in expected if got[key] != expected[key]]
         if wrong:
             lines = [f"{key!r}: yours {got[key]!r}, expected {expected[key]!r}"
@@ -216,9 +230,11 @@ def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
             noun = "is not the expected count" if len(wrong) == 1 else "are not the expected counts"
             return Mismatch(what, f"{', '.join(map(repr, wrong))} {noun}", "\n".join(lines))
         return None
-    if type(got) is not type(expected) or got != expected:
-        return Mismatch(what, f"expected a {type(expected).__name__}, got {_describe(got)}",
+    if type(got) is not type(expected):
+        return Mismatch(what, f"expected {_a(type(expected).__name__)}, got another kind of value",
                         f"yours {got!r}, expected {expected!r}")
+    if got != expected:
+        return Mismatch(what, "not the expected value", f"yours {got!r}, expected {expected!r}")
     return None
 
 

@@ -98,6 +98,26 @@ def test_hidden_test_output_hides_inputs_values_and_prints(mini_course, batch, t
     assert "values differ" in next(t for t in hidden if t["name"] == "test_double_secret")["output"]
 
 
+# Writes the hidden input into the dims of an empty array (x[0] = 1234.5 becomes a dim of 12345), to read
+# it back in the feedback; 31337 marks what its code chose.
+SMUGGLER = {"mathy.py": "import numpy as np\n\ndef double(x):\n    return np.zeros((0, 31337, int(abs(x[0]) * 10)))\n\n"
+                        "def twice(n):\n    return 31337\n"}
+
+
+def test_hidden_test_output_shows_nothing_the_students_code_chose(mini_course, submission, tmp_path):
+    out = tmp_path / "scores"
+    result = grade("autograde", submission(SMUGGLER, name="smuggler").parent, "--out", out, "--course", mini_course,
+                   "--jobs", 1)
+    assert result.exit_code == 0, result.output
+    tests = {t["name"]: t for t in json.loads((out / "smuggler.json").read_text())["tests"]}
+    hidden = tests["test_double_secret"]
+    assert hidden["visibility"] != "visible" and hidden["status"] == "failed"
+    assert hidden["output"] == "double of a hidden vector: wrong shape: expected (2,)"
+    assert all("31337" not in tests[name]["output"] for name in ("test_double_secret", "test_twice_secret"))
+    public = tests["test_double_small"]
+    assert public["visibility"] == "visible" and "yours: shape (0, 31337, 0), float64" in public["output"]
+
+
 def test_autograde_in_parallel_gives_the_same_scores(mini_course, batch, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     grade("autograde", batch, "--out", one, "--course", mini_course, "--jobs", 1)

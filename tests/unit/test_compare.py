@@ -10,14 +10,14 @@ EXP = np.array([[1.0, 2.0], [3.0, 4.0]])
 
 
 @pytest.mark.parametrize("got, words", [
-    (EXP.tolist(), "got a list"),
-    (3.0, "got a float"),
+    (EXP.tolist(), "yours: a list"),
+    (3.0, "yours: a float (3.0)"),
     (np.array([]), "shape"),
     (np.full((1, 2), 2.5), "shape"),                     # would broadcast against EXP
-    (np.float64(2.5), "got a float64"),
+    (np.float64(2.5), "yours: a float64"),
     (EXP.T.copy(), "values differ"),
-    (EXP.astype(complex), "dtype complex128"),
-    (EXP > 2, "dtype bool"),
+    (EXP.astype(complex), "complex128"),
+    (EXP > 2, "bool"),
     (np.array([[1.0, np.nan], [3.0, 4.0]]), "NaN"),
     (np.array([[1.0, 2.0], [np.inf, 4.0]]), "inf"),
     (EXP + 1e-3, "values differ"),
@@ -61,8 +61,8 @@ def test_close_any_names_the_match():
 
 @pytest.mark.parametrize("got, words", [
     ({"total": 7, "mlp": 3}, "wrong keys"),
-    ({"total": 7.0}, "should be a int"),
-    ({"total": True}, "should be a int"),
+    ({"total": 7.0}, "should be an int"),
+    ({"total": True}, "should be an int"),
     ({"total": 8}, "not the expected count"),
     ([("total", 7)], "expected a dict"),
 ])
@@ -127,15 +127,15 @@ def test_nan_and_inf_are_located_before_any_values():
     got[1, 2] = got[2, 0] = np.nan
     got[2, 3] = -np.inf
     err = _mismatch(got, expected)
-    assert err.public.endswith("your output has NaN (3 of 12 entries)")
+    assert err.public.endswith("your output has NaN or inf where the expected values are finite")
     assert "NaN at 2 of 12 entries, first at [1, 2], in rows [1], [2]" in err.detail
     assert "-inf at 1 of 12 entries, first at [2, 3], in row [2]" in err.detail
     assert "nan*" in err.detail and "-inf*" in err.detail
 
 
 @pytest.mark.parametrize("got, wrong", [
-    (np.zeros((4, 3)), "expected shape (3, 4), got shape (4, 3)"),
-    (np.zeros((3, 4), dtype=complex), "expected a float array, got dtype complex128"),
+    (np.zeros((4, 3)), "wrong shape: expected (3, 4)"),
+    (np.zeros((3, 4), dtype=complex), "wrong dtype: expected a float array"),
 ])
 def test_shape_and_dtype_errors_say_so_and_give_no_numbers(got, wrong):
     err = _mismatch(got, np.ones((3, 4)))
@@ -241,3 +241,92 @@ def test_same_array_is_isclose_everywhere_whatever_the_first_entry(rtol, atol):
                 expected = np.array([first_expected, *rest])
                 want = bool(np.isclose(got.astype(np.float64), expected, rtol=rtol, atol=atol, equal_nan=True).all())
                 assert same_array(got, expected, rtol=rtol, atol=atol) is want, (got, expected)
+
+
+# ------------------------------------------------------------------ a hidden test's view: the grader's words only
+
+def _views(check) -> tuple[str, str]:
+    """(public, full) of the Mismatch that ``check()`` raises."""
+    with pytest.raises(Mismatch) as err:
+        check()
+    return err.value.public, err.value.full
+
+
+COUNTS = {"attention": 3, "total": 7}
+ZEROS = np.zeros((0, 31337, 271828))                     # zero-size: any dims cost no memory, so they can say anything
+
+# Each failure form, with student values carrying marker numbers and strings that their public view shows.
+# A hidden test's view must be the same whatever the value (so nothing of it can be there) and hold no marker.
+LEAKS = {
+    "not an array": (lambda got: assert_close(got, EXP, what="w"), [
+        (0.7777123, ["float", "0.7777123"]), ([31337.0], ["list"]), ("LEAK-4242", ["str"]),
+        ({"LEAK-4242": 1}, ["dict"]), (None, ["NoneType"]), (True, ["bool", "True"])]),
+    "wrong dtype": (lambda got: assert_close(got, EXP, what="w"), [
+        (np.zeros((2, 2), dtype=np.complex64), ["complex64"]), (np.zeros((0, 31337), dtype=bool), ["bool", "31337"])]),
+    "wrong shape": (lambda got: assert_close(got, EXP, what="w"), [
+        (ZEROS, ["31337", "271828"]), (np.zeros((2, 4242)), ["4242"]), (np.zeros((2, 2, 1), dtype=np.int16), ["int16"])]),
+    "NaN or inf": (lambda got: assert_close(got, EXP, what="w"), [
+        (np.array([[np.nan, 2.0], [3.0, 4.0]]), ["NaN at 1 of 4"]),
+        (np.array([[1.0, -np.inf], [-np.inf, -np.inf]]), ["-inf at 3 of 4"]),
+        (np.array([[np.inf, 2.0], [3.0, 4.0]], dtype=np.float32), ["float32", "inf at 1 of 4"])]),
+    "values differ": (lambda got: assert_close(got, EXP, what="w"), [
+        (np.full((2, 2), 0.7777123), ["0.777712"]), (np.full((2, 2), 31337), ["31337", "int64"])]),
+    "close_any: wrong shape": (lambda got: assert_close_any(got, {"a": EXP, "b": EXP + 1}, what="w"), [
+        (np.zeros((0, 31337)), ["31337"]), (np.zeros(4242), ["4242"])]),
+    "close_any: values differ": (lambda got: assert_close_any(got, {"a": EXP, "b": EXP + 1}, what="w"), [
+        (np.full((2, 2), 0.7777123), ["0.777712"]), (EXP + 31337, ["31338"])]),
+    "an int": (lambda got: assert_equal(got, 7, what="w"), [(31337, ["31337"]), (4242, ["4242"])]),
+    "not an int": (lambda got: assert_equal(got, 7, what="w"), [
+        (0.7777123, ["0.7777123"]), ("LEAK-4242", ["LEAK-4242"]), (True, ["True"]), ([31337], ["31337"])]),
+    "a string": (lambda got: assert_equal(got, "gelu", what="w"), [("LEAK-4242", ["LEAK-4242"]), ("", ["yours ''"])]),
+    "not a dict": (lambda got: assert_equal(got, COUNTS, what="w"), [
+        ([31337], ["list"]), (0.7777123, ["0.7777123"]), ("LEAK-4242", ["str"])]),
+    "missing and unexpected keys": (lambda got: assert_equal(got, COUNTS, what="w"), [
+        ({"total": 7, "LEAK-4242": 1}, ["LEAK-4242"]), ({"total": 7, "LEAK-31337": 2, "x": 0}, ["LEAK-31337"])]),
+    "unexpected keys": (lambda got: assert_equal(got, COUNTS, what="w"), [
+        ({**COUNTS, "LEAK-4242": 1}, ["LEAK-4242"]), ({**COUNTS, "31337": 0}, ["31337"])]),
+    "a value of the wrong type": (lambda got: assert_equal(got, COUNTS, what="w"), [
+        ({"attention": 3, "total": 0.7777123}, ["0.7777123", "float"]), ({"attention": 3, "total": "LEAK-4242"}, ["str"]),
+        ({"attention": 3, "total": [31337]}, ["list"]), ({"attention": 3, "total": None}, ["NoneType"])]),
+    "wrong counts": (lambda got: assert_equal(got, COUNTS, what="w"), [
+        ({"attention": 3, "total": 31337}, ["31337", "+31,330"]), ({"attention": 3, "total": 4242}, ["4242"])]),
+}
+
+
+@pytest.mark.parametrize("form", LEAKS)
+def test_a_hidden_test_shows_nothing_of_the_students_value(form):
+    check, values = LEAKS[form]
+    views = [(_views(lambda: check(got)), markers) for got, markers in values]
+    assert len({public for (public, _), _ in views}) == 1, views     # the same words whatever the value
+    for (public, full), markers in views:
+        assert full.startswith(public)
+        for marker in markers:
+            assert marker in full, (marker, full)                   # a public test still shows what is wrong
+            assert marker not in public, (marker, public)
+
+
+@pytest.mark.parametrize("got, public", [
+    (0.5, "expected a numpy array of shape (2, 2), got another kind of value"),
+    (EXP.astype(complex), "wrong dtype: expected a float array"),
+    (ZEROS, "wrong shape: expected (2, 2)"),
+    (np.full((2, 2), np.nan), "your output has NaN or inf where the expected values are finite"),
+])
+def test_a_hidden_test_says_what_is_wrong_in_fixed_words(got, public):
+    assert _views(lambda: assert_close(got, EXP, what="w"))[0] == f"w: {public}"
+
+
+@pytest.mark.parametrize("got, public", [
+    ([7], "expected a dict with keys ['attention', 'total'], got another kind of value"),
+    ({"total": 7}, "wrong keys: missing ['attention']"),
+    ({"total": 7, "LEAK": 3}, "wrong keys: missing ['attention'] and has keys that are not expected"),
+    ({**COUNTS, "LEAK": 3}, "wrong keys: has keys that are not expected"),
+    ({"attention": 3.0, "total": 7}, "'attention' should be an int"),
+    ({"attention": 3, "total": 8}, "'total' is not the expected count"),
+])
+def test_a_hidden_test_names_only_the_expected_keys(got, public):
+    assert _views(lambda: assert_equal(got, COUNTS, what="w"))[0] == f"w: {public}"
+
+
+def test_plain_values_say_the_expected_type_and_nothing_of_the_value():
+    assert _views(lambda: assert_equal(7.0, 7, what="w"))[0] == "w: expected an int, got another kind of value"
+    assert _views(lambda: assert_equal(8, 7, what="w"))[0] == "w: not the expected value"
