@@ -175,14 +175,20 @@ class Student:
                 place, ticket = sent.pop(0)
                 del self._waiting[place]
         seconds = 0.0
+        left = min(left_problem, left_total)
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,
-                                      timeout=min(limits.call_timeout, left_problem, left_total),
+                                      timeout=min(limits.call_timeout, left),
                                       return_inputs=return_inputs, ticket=ticket, encoded=encoded)
             seconds = reply.seconds
         except StudentError as err:
             seconds = err.seconds
             self._output.append(err.output)
+            if err.kind == "timeout" and left < limits.call_timeout:
+                # What was left of a budget depends on the earlier calls' times: never said in numbers.
+                raise StudentError("budget", f"{name}() ran out of the {'problem' if left == left_problem else
+                                   'submission'}'s time budget (earlier calls were slow)", output=err.output,
+                                   seconds=seconds) from None
             raise
         finally:
             self._spent[self._problem] = self._spent.get(self._problem, 0.0) + seconds

@@ -36,7 +36,9 @@ def student_manifest(course: Course) -> dict:
     if course.title:
         manifest["title"] = course.title
     manifest["exercises"] = str(_relative(course, course.exercises, "the exercises folder"))
-    manifest["limits"] = asdict(course.limits)
+    limits = asdict(course.limits)
+    manifest["imports"] = list(limits.pop("imports"))    # the same import policy as at grading
+    manifest["limits"] = limits
     if course.due:
         manifest["due"] = course.due.isoformat()
     if course.late_policy:

@@ -111,7 +111,8 @@ def _message(exc: BaseException, public: bool, function_output: str) -> tuple[st
     elif isinstance(exc, pytest.skip.Exception):
         status, kind, text = "failed", "skipped", "skipped: a skipped test earns no points"
     else:
-        status, kind, text = "error", "grader_error", f"error in the test itself: {type(exc).__name__}: {exc}"
+        status, kind = "error", "grader_error"         # a suite's own error: its text may hold a student value
+        text = f"error in the test itself: {type(exc).__name__}: {exc}" if public else "error in the test itself"
     if public and function_output.strip():
         shown = function_output if len(function_output) <= MAX_SHOWN_OUTPUT else (
             function_output[:MAX_SHOWN_OUTPUT] + "\n[... output cut ...]")
@@ -411,7 +412,11 @@ class GradingPlugin:
         except GradeError:                               # the sandbox cannot start: stop, score no one 0
             raise
         except Exception as exc:                         # never let one submission stop the batch
-            error, fault = f"the grader failed on this submission: {type(exc).__name__}: {exc}", True
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)         # for the instructor; the score file says only what
+            error, fault = f"the grader failed on this submission ({type(exc).__name__}; its traceback is in " \
+                           "the grader's output)", True  # (a message could hold a student's value)
         finally:
             self._student, self._deferred = None, None
         broken = [item.name for item, *_ in items if self._verdicts.get(item.nodeid, ("", "", ""))[1] == "grader_error"]

@@ -919,10 +919,7 @@ class Worker:
                 deadline = min(now + max(limit - used, 0.005), wall_end)
 
     def _timed_out(self, head: _Sent, limit: float, how: str) -> StudentError:
-        if head.module:
-            what = f"importing {head.module}.py"
-        else:
-            what = head.function
+        what = f"importing {head.module}.py" if head.module else head.function
         if how == "cpu" and self._clock is not None:
             return StudentError("timeout", f"timed out after {limit:g} s of CPU time in {what}", seconds=limit)
         if self._clock is not None:
@@ -1035,8 +1032,8 @@ class Worker:
                 ticket = None
             except TimeoutError:                         # the worker did not take the request in time
                 self._kill()
-                raise StudentError("timeout", f"timed out after {timeout * WALL_FACTOR:g} s in {function} (it "
-                                              "stopped reading its requests)", seconds=timeout) from None
+                raise StudentError("timeout", f"timed out in {function} (it stopped reading its requests)",
+                                   seconds=timeout) from None
             except OSError:                              # it is gone
                 code = self._exit_code(timeout=1)
                 self._kill()
