@@ -1,4 +1,7 @@
-"""Exercise: causal multi-head self-attention (Vaswani et al. 2017; GPT-2, Radford et al. 2019)."""
+"""Exercise: causal multi-head self-attention (Vaswani et al. 2017; GPT-2, Radford et al. 2019).
+
+You may import numpy and the Python standard library; nothing else is available when this is graded.
+"""
 import math
 
 import numpy as np

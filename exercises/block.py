@@ -1,4 +1,7 @@
-"""Exercise: a pre-LN transformer block, attention then MLP, each added to the residual stream (GPT-2)."""
+"""Exercise: a pre-LN transformer block, attention then MLP, each added to the residual stream (GPT-2).
+
+You may import numpy and the Python standard library; nothing else is available when this is graded.
+"""
 from attention import attention
 from gelu import gelu
 from layernorm import layernorm

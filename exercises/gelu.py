@@ -1,4 +1,7 @@
-"""Exercise: GELU, the MLP's activation, in GPT-2's tanh form (Hendrycks and Gimpel 2016)."""
+"""Exercise: GELU, the MLP's activation, in GPT-2's tanh form (Hendrycks and Gimpel 2016).
+
+You may import numpy and the Python standard library; nothing else is available when this is graded.
+"""
 import math
 
 import numpy as np

@@ -1,4 +1,7 @@
-"""Exercise: LayerNorm, the Norm of a GPT-2 block (Ba, Kiros and Hinton 2016, "Layer Normalization")."""
+"""Exercise: LayerNorm, the Norm of a GPT-2 block (Ba, Kiros and Hinton 2016, "Layer Normalization").
+
+You may import numpy and the Python standard library; nothing else is available when this is graded.
+"""
 import numpy as np
 
 

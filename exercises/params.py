@@ -1,4 +1,7 @@
-"""Exercise: count the parameters of one transformer block, GPT-2 style or Llama style."""
+"""Exercise: count the parameters of one transformer block, GPT-2 style or Llama style.
+
+You may import numpy and the Python standard library; nothing else is available when this is graded.
+"""
 
 
 def count_params(d_model, n_heads, n_kv_heads=None, d_ff=None, style="gpt2"):  # ints -> dict of ints

@@ -186,9 +186,9 @@ class Student:
             self._output.append(err.output)
             if err.kind == "timeout" and left < limits.call_timeout:
                 # What was left of a budget depends on the earlier calls' times: never said in numbers.
-                raise StudentError("budget", f"{name}() ran out of the {'problem' if left == left_problem else
-                                   'submission'}'s time budget (earlier calls were slow)", output=err.output,
-                                   seconds=seconds) from None
+                which = "problem" if left == left_problem else "submission"
+                raise StudentError("budget", f"{name}() ran out of the {which}'s time budget (earlier calls were "
+                                   "slow)", output=err.output, seconds=seconds) from None
             raise
         finally:
             self._spent[self._problem] = self._spent.get(self._problem, 0.0) + seconds

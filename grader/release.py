@@ -87,6 +87,11 @@ def grader_files() -> dict[PurePosixPath, Content]:
     return {PurePosixPath("pyproject.toml"): pyproject, **package_files()}
 
 
+def _allowed(course: Course) -> str:
+    return " and ".join([", ".join(course.limits.imports)] * bool(course.limits.imports)
+                        + ["the Python standard library"])
+
+
 def student_readme(course: Course) -> str:
     """The student README: set up, ``grade check``, the problems and their points, the due date."""
     manifest = student_manifest(course)
@@ -122,6 +127,8 @@ python3 -m venv .venv
 It prints one row per problem (tests passed, points) and one line per failing test saying what was
 checked and what is wrong, and exits 0 only when every public test passes. Your modules import each
 other by plain name (`from {course.problems[0].module} import {course.problems[0].functions[0]}`).
+You may import {_allowed(course)}: nothing else is available to your code, here or when it is graded
+(`import scipy` raises ModuleNotFoundError).
 The public tests are in `tests/`: read them to see exactly what is checked.
 
 ## Hand in
