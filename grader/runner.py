@@ -124,8 +124,10 @@ class GradingPlugin:
     """The pytest plugin that feeds submissions to the collected items and records verdicts."""
 
     def __init__(self, course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None],
-                 hidden: bool, level: str, warm: bool, tmp_root: Path | None, first_worker: Worker | None = None):
+                 hidden: bool, level: str, warm: bool, tmp_root: Path | None, first_worker: Worker | None = None,
+                 run_as: str | None = None):
         self.course = course
+        self.run_as = run_as
         self.tmp_root = tmp_root
         self.level = level
         self.warm = warm and hasattr(socket, "send_fds")    # POSIX: fork workers from a warm zygote
@@ -236,10 +238,11 @@ class GradingPlugin:
         """Start the zygote (or, cold, the first submission's worker) before pytest starts: its interpreter
         imports numpy while pytest loads and collects the suites (about 0.1 s off `grade check`)."""
         if self.warm:
-            self._zygote = Zygote(self.level, self.tmp_root, wait=False, imports=self.course.limits.imports)
+            self._zygote = Zygote(self.level, self.tmp_root, wait=False, imports=self.course.limits.imports,
+                                  run_as=self.run_as)
         elif self._early is None and isinstance(self.jobs, (list, tuple)) and self.jobs:
             self._early = started_worker(self.jobs[0].path, self.course.limits, self.level, self.tmp_root,
-                                         self.course.modules)
+                                         self.course.modules, self.run_as)
 
     def close(self) -> None:
         """Stop the zygote and any worker started early."""
@@ -292,11 +295,12 @@ class GradingPlugin:
             early, self._early = self._early, None
             return early
         if not self.warm:
-            return Worker(job.path, self.course.limits, self.level, None, self.tmp_root, self.course.modules)
+            return Worker(job.path, self.course.limits, self.level, None, self.tmp_root, self.course.modules,
+                          self.run_as)
         if self._zygote is not None and not self._zygote.alive:
             self._discard_zygote()
         if self._zygote is None:
-            self._zygote = Zygote(self.level, self.tmp_root, imports=self.course.limits.imports)
+            self._zygote = Zygote(self.level, self.tmp_root, imports=self.course.limits.imports, run_as=self.run_as)
         self._zygote.wait()
         return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, self.course.modules)
 
@@ -454,7 +458,7 @@ def suite_files(course: Course, hidden: bool) -> list[Path]:
 
 def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None], *, hidden: bool,
         level: str = PROCESS, warm: bool = True, tmp_root: Path | None = None,
-        first_worker: Worker | None = None) -> None:
+        first_worker: Worker | None = None, run_as: str | None = None) -> None:
     """Grade ``jobs`` one after another in this process, calling ``on_result`` for each.
 
     :param hidden: run the hidden suites too (instructors), not only the public ones (students).
@@ -463,12 +467,13 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
     :param tmp_root: where the private copies of submissions go (default: the system's temporary folder).
     :param first_worker: with ``warm=False``, the first job's worker, already started (``grade check``
         starts it before importing this module: its interpreter imports numpy while pytest loads); closed here.
+    :param run_as: at the ``process`` level, as root, the user the workers run as (no bubblewrap: Gradescope).
     :raises GradeError: a suite failed to load, or its points disagree with course.json.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     sys.dont_write_bytecode = True                       # nothing written next to the suites
     _not_dumpable()
-    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root, first_worker)
+    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root, first_worker, run_as)
     args = [str(f) for f in suite_files(course, hidden)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"]

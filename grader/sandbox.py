@@ -302,15 +302,17 @@ class Zygote:
 
     :param wait: wait until it has started (numpy imported); with False, :meth:`wait` does that later,
         so the grader can collect its suites meanwhile.
+    :param run_as: at the ``process`` level, as root, the user the workers run as (see :func:`run_as_ids`).
     :raises GradeError: the sandbox could not start.
     """
 
     def __init__(self, level: str, tmp_root: Path | None = None, wait: bool = True,
-                 imports: tuple[str, ...] = Limits.imports):
+                 imports: tuple[str, ...] = Limits.imports, run_as: str | None = None):
         import socket
 
         self.level = level
         self.imports = tuple(imports)
+        self.run_as = run_as_ids(run_as, level)
         self.drop_uid = level == BWRAP and os.geteuid() == 0
         tmp_root = Path(tmp_root).resolve() if tmp_root else None      # bwrap and the cwd need absolute paths
         self.spool = Path(tempfile.mkdtemp(prefix="grade-spool-", dir=tmp_root))     # what the sandbox sees
@@ -586,6 +588,8 @@ class Worker:
     :param tmp_root: where the private copy goes (default: the system's temporary folder).
     :param modules: the submission's modules, imported by every new worker before its first call, each on
         ``limits.import_timeout`` (not on any call's or problem's time).
+    :param run_as: at the ``process`` level, as root, the user the worker runs as (see :func:`run_as_ids`);
+        with a zygote, the zygote's.
 
     Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``), with a
     wall-clock backstop WALL_FACTOR times larger; elsewhere (a student's macOS or Windows laptop) the
@@ -595,7 +599,7 @@ class Worker:
     """
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
-                 tmp_root: Path | None = None, modules: Sequence[str] = ()):
+                 tmp_root: Path | None = None, modules: Sequence[str] = (), run_as: str | None = None):
         if level not in (BWRAP, PROCESS):
             raise ValueError(f"unknown isolation level {level!r}")
         if zygote is not None and zygote.level != level:
@@ -605,16 +609,23 @@ class Worker:
         self._zygote = zygote
         self._modules = list(dict.fromkeys(modules))
         self._drop_uid = level == BWRAP and os.geteuid() == 0
+        self._run_as = zygote.run_as if zygote is not None else run_as_ids(run_as, level)
         tmp_root = Path(tmp_root).resolve() if tmp_root else None
         self._tmp = Path(tempfile.mkdtemp(prefix="grade-", dir=zygote.spool if zygote else tmp_root))
         if zygote is not None:
             self._tmp.chmod(0o755)
         try:
             self.root = private_copy(Path(submission), self._tmp)
+            self._writable = self._tmp
+            if self._run_as:                             # a folder of its own to write in: nothing else is
+                self._tmp.chmod(0o755)
+                self._writable = self._tmp / "tmp"
+                self._writable.mkdir(mode=0o700)
+                os.chown(self._writable, *self._run_as)
         except BaseException:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise
-        self._logs = zygote.logs if zygote else self._tmp   # outside what the sandbox sees
+        self._logs = zygote.logs if zygote else Path(tempfile.mkdtemp(prefix="grade-logs-", dir=tmp_root))
         self._log_path: Path | None = None
         self._log = None                                 # the student's output, read back after each call
         self._starts = 0
@@ -656,7 +667,7 @@ class Worker:
 
     def _start(self) -> None:
         limits = self.limits.worker_limits()
-        limits["drop_uid"] = DROP_UID if self._drop_uid else None
+        limits["drop_uid"], limits["drop_gid"] = (DROP_UID, DROP_UID) if self._drop_uid else self._run_as or (None, None)
         if self.level == BWRAP:
             limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)
         self._close_log()                                # a new log for every worker: a fresh worker cannot
@@ -668,7 +679,7 @@ class Worker:
         try:
             if self._zygote is not None:
                 inside = f"{self._zygote.inside}/{self.root.relative_to(self._zygote.spool)}"
-                limits["tmp"] = "/tmp" if self.level == BWRAP else str(self._tmp)
+                limits["tmp"] = "/tmp" if self.level == BWRAP else str(self._writable)
                 try:
                     sock, self._pid, host = self._zygote.spawn(inside, limits, log.fileno())
                 except GraderFault as err:
@@ -684,7 +695,7 @@ class Worker:
                                                      json.dumps(limits), "--site", SITE], self._drop_uid,
                                          bpf.fileno(), imports=self.limits.imports)
                 else:
-                    root, tmp = str(self.root), str(self._tmp)
+                    root, tmp = str(self.root), str(self._writable)
                     cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), root, json.dumps(limits)]
                 self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                               cwd=self.root, env=_worker_env(root, tmp),
@@ -1070,15 +1081,55 @@ class Worker:
         self._kill()
         self._close_log()
         shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._zygote is None:
+            shutil.rmtree(self._logs, ignore_errors=True)
+
+
+def run_as_ids(user: str | None, level: str) -> tuple[int, int] | None:
+    """The (uid, gid) of ``user``, whom workers run as at the ``process`` level when no bubblewrap can run
+    (a Gradescope container): the grader runs as root and hides what the student must not read or
+    write from that user; every process of it is killed after each submission.
+
+    :raises GradeError: ``user`` is unknown, is root, or is asked for at the ``bwrap`` level or by a
+        grader that is not root (it could not switch users).
+    """
+    if user is None:
+        return None
+    import pwd
+
+    if level != PROCESS or os.name != "posix" or os.geteuid() != 0:
+        raise GradeError("--run-as needs the process level (--sandbox process --unsafe) and a grader running as root")
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise GradeError(f"--run-as {user}: no such user") from None
+    if entry.pw_uid == 0:
+        raise GradeError(f"--run-as {user}: must not be root")
+    _check_runs_as(entry.pw_uid, entry.pw_gid, user)
+    return entry.pw_uid, entry.pw_gid
+
+
+@lru_cache(maxsize=4)
+def _check_runs_as(uid: int, gid: int, user: str) -> None:
+    """:raises GradeError: ``user`` cannot run this Python with numpy (e.g. it is installed under /root)."""
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-c", "import numpy, tempfile"], user=uid, group=gid,
+                              extra_groups=[], cwd="/", stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        ok = proc.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        raise GradeError(f"--run-as {user}: that user cannot run {sys.executable} with numpy; install Python and "
+                         "the grader's requirements where every user can read them")
 
 
 def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path | None = None,
-                   modules: Sequence[str] = ()) -> Worker | None:
+                   modules: Sequence[str] = (), run_as: str | None = None) -> Worker | None:
     """A cold worker for ``submission``, started now: its interpreter imports numpy (and then the
     submission's ``modules``) while the caller gets on with something else. None when the submission cannot
     be copied (its first call meets the same error and reports it)."""
     try:
-        worker = Worker(submission, limits, level, None, tmp_root, modules)
+        worker = Worker(submission, limits, level, None, tmp_root, modules, run_as)
     except StudentError:
         return None
     try:

@@ -181,14 +181,15 @@ def decode(frames: list[bytes], head: dict | None = None):
 
 # ---------------------------------------------------------------- the worker side
 
-def _drop_privileges(uid: int | None) -> None:
-    """Inside the sandbox: as root, become ``uid`` with no groups; then hold no capability at all (the
-    zygote keeps CAP_SYS_ADMIN to mount each worker's private /tmp; as root CAP_SETUID and CAP_SETGID)."""
+def _drop_privileges(uid: int | None, gid: int | None = None) -> None:
+    """As root, become ``uid`` (and ``gid``) with no groups; then hold no capability at all (in the
+    sandbox the zygote keeps CAP_SYS_ADMIN to mount each worker's private /tmp; as root CAP_SETUID and
+    CAP_SETGID)."""
     if uid is not None and os.getuid() == 0:
         os.setgroups([])
-        os.setgid(uid)
+        os.setgid(uid if gid is None else gid)
         os.setuid(uid)
-        if os.getuid() != uid:
+        if os.getuid() != uid or os.geteuid() != uid:
             raise SystemExit("could not drop privileges")
     if sys.platform.startswith("linux"):
         import ctypes
@@ -347,7 +348,7 @@ def main(argv: list[str]) -> None:
         sys.meta_path.insert(0, _ImportPolicy(limits["imports"], submission))
     if limits.get("tmp_inodes"):
         _private_tmp(limits["tmp_bytes"], limits["tmp_inodes"])
-    _drop_privileges(limits.get("drop_uid"))
+    _drop_privileges(limits.get("drop_uid"), limits.get("drop_gid"))
     _limit(limits)
     while True:
         try:
@@ -387,15 +388,23 @@ def _log_end() -> int | None:
 
 # ---------------------------------------------------------------- the zygote: warm workers by fork
 
-def _kill_all(in_pid_namespace: bool, children: set[int]) -> bool:
+def _kill_all(in_pid_namespace: bool, children: set[int], owner: int | None = None) -> bool:
     """Kill every worker and everything they started; in a pid namespace that is every process but
-    its init and this one, so children that called setsid() go too. False if some survive 5 s."""
+    its init and this one, so children that called setsid() go too; outside one, with the workers
+    running as a user of their own (``owner``), every process of that user. False if some survive 5 s."""
     if not in_pid_namespace:
         for pid in children:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+        if owner:
+            for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+                try:
+                    if name.isdigit() and os.stat(f"/proc/{name}").st_uid == owner:
+                        os.kill(int(name), signal.SIGKILL)
+                except OSError:
+                    pass
         return True
     me = os.getpid()
     deadline = time.monotonic() + 5
@@ -576,7 +585,7 @@ def zygote(in_pid_namespace: bool) -> None:
             send({"op": "pong", "id": ident, "pid": os.getpid(),
                   "private_tmp": in_pid_namespace and _can_mount_private_tmp()})
         elif request["op"] == "kill":
-            clean = _kill_all(in_pid_namespace, children)
+            clean = _kill_all(in_pid_namespace, children, None if in_pid_namespace or owner == os.getuid() else owner)
             reap()
             if in_pid_namespace:                         # (each worker's /tmp went with its mount namespace)
                 _remove_ipc(owner)                       # its own IPC namespace: no segment left over

@@ -8,7 +8,10 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
+import time
 import zipfile
+from pathlib import Path
 
 import pytest
 from conftest import PROJECT
@@ -74,3 +77,103 @@ def test_run_autograder_always_leaves_a_results_json(autograder, tmp_path):
     subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, timeout=300)
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0 and "could not grade" in results["output"]
+
+
+STUDENT_ROOT = "/var/tmp"    # world-traversable (pytest's own tmp folder is 0700): the student's user must
+                             # reach the Python it runs and nothing else
+
+
+@pytest.fixture(scope="module")
+def gradescope_like(autograder):
+    """A stand-in for Gradescope's image: the system's python3 with the grader's requirements installed
+    as setup.sh installs them, readable by every user, and a user of its own for the student's code;
+    root only (it adds a user, as setup.sh does)."""
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/python3") or shutil.which("useradd") is None:
+        pytest.skip("needs root, /usr/bin/python3 and useradd, as Gradescope's image has")
+    base = Path(tempfile.mkdtemp(prefix="grade-gradescope-", dir=STUDENT_ROOT))
+    base.chmod(0o755)
+    user = f"gs{os.getpid()}"
+    try:
+        with zipfile.ZipFile(autograder) as zf:
+            requirements = zf.read("requirements.txt").decode()
+        (base / "requirements.txt").write_text(requirements)
+        made = subprocess.run(["/usr/bin/python3", "-m", "venv", str(base / "venv")], capture_output=True)
+        if made.returncode != 0:
+            pytest.skip(f"the system's python3 cannot make a venv: {made.stderr.decode()[-200:]}")
+        pip = subprocess.run([str(base / "venv" / "bin" / "pip"), "install", "-q", "-r",
+                              str(base / "requirements.txt")], capture_output=True, timeout=600)
+        if pip.returncode != 0:
+            pytest.skip(f"could not install the grader's requirements: {pip.stderr.decode()[-300:]}")
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
+        yield base / "venv" / "bin" / "python", user
+    finally:
+        subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+        subprocess.run(["userdel", user], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# A submission (the stubs, so every function scores 0) whose gelu.py, when imported, leaves a setsid()
+# grandchild behind that, for 20 s, rewrites every score file it can find to 100 and tries to read the
+# hidden suites and the solutions.
+FORGER = '''
+import glob, json, os, time
+
+ROOT = {root!r}
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        seen = []
+        for secret in (ROOT + "/source/course/solutions/gelu.py", ROOT + "/source/course/tests/hidden/test_gelu.py"):
+            try:
+                seen.append(open(secret).read()[:20])
+            except OSError:
+                pass
+        with open("/var/tmp/{canary}", "w") as f:
+            f.write(json.dumps(seen))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            for path in glob.glob("/tmp/**/*.json", recursive=True) + glob.glob(ROOT + "/**/*.json", recursive=True):
+                try:
+                    doc = json.load(open(path))
+                    doc["score"] = 100
+                    json.dump(doc, open(path, "w"))
+                except Exception:
+                    pass
+            time.sleep(0.02)
+        os._exit(0)
+    os._exit(0)
+
+
+def gelu(x):
+    raise NotImplementedError
+'''
+
+
+@pytest.mark.slow
+def test_without_bubblewrap_student_code_runs_as_its_own_user_and_cannot_change_the_grade(autograder,
+                                                                                            gradescope_like):
+    python, user = gradescope_like
+    root = Path(tempfile.mkdtemp(prefix="autograder-", dir=STUDENT_ROOT))
+    canary = f"grade-canary-{os.getpid()}"
+    try:
+        with zipfile.ZipFile(autograder) as zf:
+            zf.extractall(root / "source")
+        (root / "submission").mkdir()
+        for stub in (PROJECT / "exercises").glob("*.py"):
+            shutil.copy(stub, root / "submission" / stub.name)
+        (root / "submission" / "gelu.py").write_text(FORGER.format(root=str(root), canary=canary))
+        env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADE_PYTHON": str(python), "GRADE_SANDBOX": "process",
+               "GRADE_STUDENT_USER": user}
+        env.pop("PYTHONPATH", None)
+        proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
+                              text=True, timeout=600)
+        results = json.loads((root / "results" / "results.json").read_text())
+        assert results["tests"] and results["score"] == 0, proc.stdout + proc.stderr     # graded, and not 100
+        assert json.loads(Path("/var/tmp", canary).read_text()) == []     # it ran, and read no secret
+        time.sleep(0.5)
+        assert json.loads((root / "results" / "results.json").read_text())["score"] == 0
+        left = subprocess.run(["pgrep", "-u", user], capture_output=True, text=True).stdout.split()
+        assert left == []                                 # every process of the student's user is gone
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        Path("/var/tmp", canary).unlink(missing_ok=True)

@@ -28,7 +28,7 @@ from grader import runner as runner_mod
 from grader.course import load
 from grader.errors import GraderFault, StudentError
 from grader.runner import Graded, Job, run
-from grader.sandbox import BWRAP, PROCESS, SANDBOX_TMP_INODES, WALL_FACTOR, Limits, Worker, Zygote
+from grader.sandbox import BWRAP, SANDBOX_TMP_INODES, WALL_FACTOR, Limits, Worker, Zygote
 from grader.scoring import score
 
 TIMING = ("execution_time", "graded_at")          # the only fields of a score file that may differ run to run
@@ -59,7 +59,7 @@ def grade_here(course_json: Path, subs: dict[str, Path], level: str, work: Path)
     """Grade submissions in this process, one after another, with `grader.runner.run` (public and hidden)."""
     work.mkdir(parents=True, exist_ok=True)
     graded: list[Graded] = []
-    root, path = course_json.parent.resolve(), list(sys.path)
+    root, saved_path = course_json.parent.resolve(), list(sys.path)
     try:
         run(load(course_json), [Job(name, path) for name, path in subs.items()], graded.append, hidden=True,
             level=level, tmp_root=work)
@@ -68,7 +68,7 @@ def grade_here(course_json: Path, subs: dict[str, Path], level: str, work: Path)
             where = getattr(module, "__file__", None) or ""
             if where and Path(where).resolve().is_relative_to(root):
                 del sys.modules[name]
-        sys.path[:] = path
+        sys.path[:] = saved_path
     return {g.job.student: g for g in graded}
 
 
@@ -87,7 +87,11 @@ def outputs(doc: dict, visibility: str) -> list[str]:
 def children(pid: int | str = "self") -> list[int]:
     """The children of process ``pid``, all its threads together (Linux /proc)."""
     found = []
-    for task in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:                                      # gone
+        return []
+    for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/children") as f:
                 found += [int(p) for p in f.read().split()]
@@ -172,8 +176,8 @@ def test_a_tmp_flood_never_changes_the_next_submissions_scores(tmp_path, bwrap_l
     Before 2dd1de4 the zygote's `kill` walked /tmp to clean it (a flood of folders took longer than the 10 s
     the grader waited) and its late answer was then taken as the answer to the next student's `spawn`.
     Without the private, inode-capped /tmp the flood would leave its folders to every later worker; without
-    the ids a late answer would be read by the next request (see the two unit tests below, which fail
-    without their defence; this end-to-end test fails only with both gone and the clean-up walk back)."""
+    the ids a late answer would be read by the next request (see the unit tests below, which fail without
+    their defence; this end-to-end test fails only with both gone and the clean-up walk back)."""
     course_json = make_course(tmp_path / "course")
     batch = tmp_path / "batch"
     write_tree(batch / "a_flood", {"mathy.py": FLOOD})
@@ -264,8 +268,9 @@ def test_an_out_of_step_zygote_answer_tears_the_zygote_down(submission, limits, 
     leave it) puts every later answer out of step: the next spawn sees an answer with another id, refuses
     it with a GraderFault and tears the zygote down.
 
-    Without the ids, the spawn would read the stray `pong` as its answer: KeyError 'pid' (a crash of the
-    grader, not a GraderFault), and every later answer one step behind."""
+    Without the ids, the spawn would read the stray `pong` as its answer, silently: a pong carries a pid (the
+    zygote's own), taken for the worker's (its CPU clock, its exit code), and every later answer is one
+    step behind."""
     zygote._send({"op": "ping"})                         # its answer stays in the queue
     time.sleep(0.3)
     with Worker(submission(GOOD), limits, zygote.level, zygote) as w, pytest.raises(GraderFault, match="out of step"):
@@ -325,18 +330,26 @@ SLOW_GOOD = """
 import time
 
 def double(x):
-    print("CALL-RUNNING", flush=True)   # the test kills the zygote when it sees this in the log
-    time.sleep(1.0)
     return 2 * x
 
-def twice(n):
+def twice(n):                           # the submission's last call
+    print("CALL-RUNNING", flush=True)   # the test kills the zygote when it sees this in the log
+    time.sleep(1.0)
     return 2 * n
 """
 
 
+def descendants(pid: int | None = None) -> list[int]:
+    found, level = [], children(pid or os.getpid())
+    while level:
+        found += level
+        level = [c for p in level for c in children(p)]
+    return found
+
+
 class _ZygoteKiller(threading.Thread):
     """Watches the workers' logs under ``work``; when a call prints CALL-RUNNING, kills the process group of
-    the grader's zygote (at bwrap: the grader process's bwrap child), ``times`` times at most."""
+    every zygote below this process (at bwrap: a grader process's bwrap child), ``times`` times at most."""
 
     def __init__(self, work: Path, times: int):
         super().__init__(daemon=True)
@@ -347,39 +360,45 @@ class _ZygoteKiller(threading.Thread):
     def run(self) -> None:
         while not self.done.is_set() and self.kills < self.times:
             for log in self.work.glob("grade-logs-*/*.log"):
-                if log in self._seen or b"CALL-RUNNING" not in log.read_bytes():
+                try:
+                    if log in self._seen or b"CALL-RUNNING" not in log.read_bytes():
+                        continue
+                except OSError:
                     continue
                 self._seen.add(log)
-                zygotes = [pid for pid in children() if "--zygote" in cmdline(pid)]
+                zygotes = [pid for pid in descendants() if "--zygote" in cmdline(pid)]
                 for pid in zygotes:
                     try:
-                        os.killpg(pid, signal.SIGKILL)
+                        os.killpg(os.getpgid(pid), signal.SIGKILL)
                     except ProcessLookupError:
                         pass
                 self.kills += bool(zygotes)
             time.sleep(0.01)
 
+    def __enter__(self) -> "_ZygoteKiller":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        self.join()
+
 
 @pytest.mark.parametrize("times", [1, 10], ids=["killed-once", "killed-every-time"])
 def test_a_zygote_killed_mid_call_never_lowers_the_grade(tmp_path, level, times):
-    """The zygote is killed (its whole process group, SIGKILL) while a student's call runs. Once: the runner
-    grades the submission again with a fresh zygote, and it gets its true grade (4/4). Every time: the
-    result is flagged grader_error; never a lower plain score.
+    """The zygote is killed (its whole process group, SIGKILL) while a student's call runs (the submission's
+    last: no later spawn notices that the zygote is gone). Once: the runner grades the submission again with
+    a fresh zygote, and it gets its true grade (4/4). Every time: the result is flagged grader_error; never
+    a lower plain score.
 
-    Without the defence (sandbox `zygote_died` -> GraderFault; runner `_grade` retrying), the killed call
-    would be the student's "crash": 0 points for that test, 2/4 or less, not flagged. With only the retry
-    gone, killed-once would come back grader_error instead of 4/4."""
+    Without the sandbox's `zygote_died` -> GraderFault, the killed call would be the student's "crash":
+    3/4, not flagged. Without the runner's retry (`_grade`), killed-once would come back grader_error."""
     course_json = make_course(tmp_path / "course")
     work = tmp_path / "work"
     work.mkdir()
-    killer = _ZygoteKiller(work, times)
-    killer.start()
-    try:
+    with _ZygoteKiller(work, times) as killer:
         graded = grade_here(course_json, {"slow": write_tree(tmp_path / "subs" / "slow", {"mathy.py": SLOW_GOOD})},
                             level, work)["slow"]
-    finally:
-        killer.done.set()
-        killer.join()
     doc = doc_of(course_json, graded)
     assert killer.kills >= 1
     if times == 1:
@@ -389,6 +408,30 @@ def test_a_zygote_killed_mid_call_never_lowers_the_grade(tmp_path, level, times)
         assert killer.kills == 2                         # the first attempt and the one retry
         assert graded.grader_error, doc
     assert graded.grader_error or doc["score"] == 4      # never a lower plain score
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: Graded.grader_error never reaches the score file: scoring.score "
+                   "ignores it (no status 'grader_error', as errors.GraderFault promises: 'never the student's grade "
+                   "... never exported'), so a grader fault is a plain lower score (here 3/4: the killed call's test "
+                   "'not run') with an 'error' note, and grade export sends that score to the LMS")
+def test_a_grader_error_is_flagged_in_the_score_file_and_never_exported(tmp_path, bwrap_level):
+    """`grade autograde`, whose zygote is killed in every attempt at the submission (the killer watches the
+    logs under OUT/.grading): the score file must say grader_error, and `grade export` must not send a grade
+    for it."""
+    course_json = make_course(tmp_path / "course")
+    subs = tmp_path / "subs"
+    write_tree(subs / "slow", {"mathy.py": SLOW_GOOD})
+    out = tmp_path / "scores"
+    with _ZygoteKiller(out / ".grading", times=10) as killer:
+        grade("autograde", subs, "--out", out, "--jobs", "1", "--sandbox", bwrap_level, "--course", course_json)
+    assert killer.kills == 2
+    doc = json.loads((out / "slow.json").read_text())
+    assert "the grader failed, not your code" in doc.get("error", "")
+    code, printed = grade("export", out, "--format", "csv", "--out", tmp_path / "grades.csv", "--course", course_json,
+                          "--allow-missing")
+    exported = (tmp_path / "grades.csv").read_text(encoding="utf-8-sig") if code == 0 else ""
+    assert doc.get("status") == "grader_error", (doc["score"], doc.get("error"))
+    assert not any(line.startswith("slow,") for line in exported.splitlines()), exported
 
 
 NAP = """
@@ -431,10 +474,12 @@ def twice(n):
 
 
 @pytest.mark.xfail(strict=True, reason="BUG: a worker that SIGKILLs itself is taken for a grader fault (sandbox "
-                   "_receive: code == -SIGKILL -> GraderFault), so the submission is flagged grader_error (never "
-                   "scored, cached or exported) instead of failing the tests that crashed: a student can make a "
-                   "failing submission ungradable")
+                   "_receive: code == -SIGKILL -> GraderFault 'something other than the grader killed the worker'), "
+                   "retried, then flagged grader_error (which GraderFault promises is never the student's grade nor "
+                   "exported) instead of failing the tests that crashed: student code chooses to be ungradable")
 def test_a_submission_that_sigkills_itself_is_graded_as_crashed(tmp_path, level):
+    """os.kill(os.getpid(), SIGKILL) in the student's own function is a crash of the student's code (like
+    SIGSEGV or os._exit): that function's tests fail as "crashed", the rest is graded, no grader error."""
     course_json = make_course(tmp_path / "course")
     graded = grade_here(course_json, {"selfkill": write_tree(tmp_path / "subs" / "selfkill", {"mathy.py": SELF_KILL})},
                         level, tmp_path / "work")["selfkill"]
@@ -543,7 +588,8 @@ def twice(n):
 def test_public_tests_never_see_the_calls_of_hidden_tests(tmp_path, level):
     """A submission that, in public tests, peeks at everything in its request stream (MSG_PEEK on every
     socket descriptor, BufferedReader.peek on every reader it finds) and prints it: the public tests'
-    outputs hold another public test's call sent ahead (so the snooping works), never a hidden test's.
+    outputs hold another public test's call sent ahead (so the snooping works), never a hidden test's. (It
+    returns a wrong value on purpose: a passed test shows nothing of what the code printed.)
 
     Without the defence (proxy `_send_ahead` stopping at the first hidden call while public tests run), the
     hidden calls would be sent ahead with the public ones: the first public test's output would show the
@@ -685,8 +731,8 @@ def test_a_loaded_machine_gives_the_same_grades(tmp_path, level):
     1.2 s of wall-clock time.
 
     Without CPU-time limits (wall clock instead), the loaded run's double() calls would time out after 1 s
-    (and every import of 1.5 s, loaded or not); without the imports' own budget, the import would be charged
-    to the first call's 1 s and time out on an idle machine too."""
+    of wall-clock time; without the imports' own budget (limits.import_timeout), the import would be held to
+    the call's 1 s and time out on an idle machine too."""
     course_json = make_course(tmp_path / "course", limits={"call_timeout": 1, "problem_budget": 5,
                                                           "submission_budget": 20})
     sub = write_tree(tmp_path / "subs" / "burner", {"mathy.py": BURNER})
@@ -694,7 +740,8 @@ def test_a_loaded_machine_gives_the_same_grades(tmp_path, level):
     os.sched_setaffinity(0, cores[:1])                   # inherited by the zygote and its workers
     try:
         idle = grade_here(course_json, {"burner": sub}, level, tmp_path / "idle")["burner"]
-        hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(os.cpu_count() or 1)]
+        hogs = [subprocess.Popen([sys.executable, "-c", HOG], start_new_session=True)   # (a session each: the
+                for _ in range(os.cpu_count() or 1)]     # scheduler's autogroups then share a core evenly)
         try:
             for i, hog in enumerate(hogs):               # one on every core (the grader's included)
                 os.sched_setaffinity(hog.pid, [cores[i % len(cores)]])
@@ -708,7 +755,7 @@ def test_a_loaded_machine_gives_the_same_grades(tmp_path, level):
     idle_doc, busy_doc = doc_of(course_json, idle), doc_of(course_json, busy)
     assert idle_doc["score"] == 4, idle_doc["tests"]
     assert untimed(busy_doc) == untimed(idle_doc)
-    assert busy.seconds > 1.5 * idle.seconds             # the hog did slow the grading down
+    assert busy.seconds > 1.3 * idle.seconds             # the hog did slow the grading down
 
 
 SLEEPER = """
