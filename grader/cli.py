@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import signal
 import sys
 from enum import IntEnum
 from pathlib import Path
@@ -19,8 +20,11 @@ class ExitStatus(IntEnum):
     """What ``grade`` exits with."""
 
     OK = 0
-    FAILED = 1          # a test failed (check, validate) or a submission got no score file (autograde)
-    ERROR = 2           # bad input: course.json, a folder, an option
+    FAILED = 1          # a test failed (check, validate); a submission got no score file (autograde); a student
+                        # was left out (export)
+    ERROR = 2           # bad input: course.json, a folder, an option; --out in use by another autograde
+    GRADER_ERROR = 3    # autograde: the grader's own machinery failed on a submission (flagged, rerun regrades it)
+    INTERRUPTED = 130   # autograde: Ctrl-C or SIGTERM (the score files already written are kept), as shells do
 
 
 class _Group(click.Group):
@@ -81,6 +85,9 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
     for name in problems:
         course.problem(name)
+    warning = _foreign_code_warning(folder) if path is not None else None
+    if warning:
+        click.echo(warning, err=True)
     # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
     # its interpreter imports numpy while this one imports pytest and collects the suites.
     worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS, modules=course.modules)
@@ -135,25 +142,62 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
     SUBMISSIONS holds one entry per student, named after the student: a folder of modules, a .zip
     (unpacked safely), a notebook or a single .py file (the functions in it are graded; nothing in a
     notebook is run outside the sandbox). SUBMISSIONS may also be a single such file.
-    Each student gets OUT/<student>.json, written atomically; lateness comes from timestamp.txt and
+    Each student gets OUT/<student>.json, written atomically and signed with the course's key
+    (.grade-key beside course.json, made on first need); lateness comes from timestamp.txt and
     course.json's due and late_policy. A broken submission never stops the batch. A submission whose
     score file already matches its files, the course and the grader is skipped (--force regrades it).
-    Exits 0 when every submission has a score file.
+    One run at a time per OUT: a second one stops at once (exit 2) and names the first.
+    \b
+    Exit status: 0 every submission was graded; 1 a submission got no score file; 3 (otherwise) a
+    submission was flagged "grader error": the grader's own machinery failed on it, so it is not
+    exported, and the next run regrades it; 2 bad input, or OUT is in use; 130 interrupted (Ctrl-C or
+    SIGTERM: the score files already written are kept).
     Examples:
       grade autograde submissions/ --out scores/ --jobs 2 --html
       grade autograde --nbgrader nbgrader_course/ --assignment ps1 --out scores/
     """
-    from . import collect, course as course_mod, report, runner, sandbox, scoring
+    from . import course as course_mod, outlock, sandbox, signature
 
     course = course_mod.load(course_path)
     if (executor == "dask") != (scheduler is not None):
         raise GradeError("--executor dask and --scheduler ADDRESS go together")
     level = _choose_level(level, unsafe, sandbox)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    key_file = signature.key_path(course.path)
+    if out_dir.resolve() in key_file.parents:
+        raise GradeError(f"--out {out_dir}: holds the course folder, where the grader's key {key_file.name} is: "
+                         "give the score files a folder of their own (e.g. --out scores/)")
+    written: list[str] = []
+    # `kill`, a batch system's time limit, systemd: stop exactly as Ctrl-C does (whole files kept, none half).
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with outlock.hold(out_dir):                      # before anything in --out is touched
+            key = signature.load_key(course.path, create=True)
+            status = _autograde(course, submissions, out_dir, jobs, quiet, nbgrader_dir, assignment, executor,
+                                scheduler, level, force, html, key, written)
+    except KeyboardInterrupt:
+        click.echo(f"Interrupted: the score files already written are kept in {out_dir} ({len(written)} by this "
+                   "run); run the same command again to grade the rest.", err=True)
+        status = ExitStatus.INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    sys.exit(status)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
+               assignment: str | None, executor: str, scheduler: str | None, level: str, force: bool, html: bool,
+               key: bytes, written: list[str]) -> ExitStatus:
+    """The batch, with ``out_dir`` locked: its exit status. ``written`` gets each student whose file it wrote."""
+    from . import collect, report, runner, sandbox, scoring, signature
+
     for stale in out_dir.glob(".score-*.tmp"):          # left by a batch killed mid-write
         stale.unlink()
     work = out_dir / ".grading"                          # nothing is written outside --out
     shutil.rmtree(work, ignore_errors=True)
+    flagged: list[str] = []
     try:
         subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
                                        assignment=assignment)
@@ -165,7 +209,7 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
         docs, failures = [], []
         if not force:
             kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level),
-                                                by_student[job.student].submitted_at) for job in job_list) if doc]
+                                                by_student[job.student].submitted_at, key) for job in job_list) if doc]
             docs += kept
             unchanged = {doc["student"] for doc in kept}
             job_list = [job for job in job_list if job.student not in unchanged]
@@ -176,6 +220,7 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
             try:
                 doc = collect.annotate(scoring.score(course, graded, hidden=True), by_student[graded.job.student],
                                        course)
+                doc = signature.sign(doc, key)
                 report.write_score(doc, out_dir / f"{graded.job.student}.json")
                 if html:
                     from . import page
@@ -186,7 +231,15 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
                 failures.append(graded.job.student)
                 err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
                 return
+            written.append(graded.job.student)
             docs.append(doc)
+            if doc["status"] == "grader_error":
+                # Said even with --quiet: the instructor must know this is no grade, and that a rerun fixes it.
+                flagged.append(graded.job.student)
+                err.print(f"grader error: {graded.job.student}: {doc.get('error', '')}; not exported; a rerun "
+                          "regrades it", markup=False)
+                done(f"grader error on {graded.job.student}: not graded, not exported ({graded.seconds:.1f} s)")
+                return
             notes = "".join(f"\n  {note}" for note in doc.get("submission_notes", []))
             done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} ({graded.seconds:.1f} s)"
                  + notes)
@@ -206,7 +259,33 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
     missing = sorted({s.student for s in subs} - {d["student"] for d in docs})
     if missing:
         err.print(f"no score file for: {', '.join(missing)}", markup=False)
-    sys.exit(ExitStatus.FAILED if missing else ExitStatus.OK)
+        return ExitStatus.FAILED
+    if flagged:
+        err.print(f"grader error on {len(flagged)} submissions ({', '.join(sorted(flagged))}): run the same "
+                  "command again to regrade them", markup=False)
+        return ExitStatus.GRADER_ERROR
+    return ExitStatus.OK
+
+
+def _foreign_code_warning(folder: Path, euid: int | None = None) -> str | None:
+    """The warning for `grade check --path FOLDER` when the code may not be the user's own: run by root, or
+    in a folder someone else owns (a TA checking a student's work). `check` has no sandbox."""
+    if os.name != "posix":
+        return None
+    euid = os.geteuid() if euid is None else euid
+    if euid == 0:
+        return ("Warning: grade check as root: this code runs as root with only process isolation and can read, "
+                "change or kill anything on this machine; check someone else's work as an unprivileged user, or "
+                "grade it with grade autograde (bwrap sandbox).")
+    try:
+        owner = folder.stat().st_uid
+    except OSError:
+        return None
+    if owner != euid:
+        return (f"Warning: {folder} belongs to another user (uid {owner}): grade check runs its code with only "
+                "process isolation, and it can read or change whatever you can; grade someone else's work with "
+                "grade autograde (bwrap sandbox).")
+    return None
 
 
 def _choose_level(level: str, unsafe: bool, sandbox) -> str:
@@ -226,18 +305,20 @@ def _choose_level(level: str, unsafe: bool, sandbox) -> str:
     return chosen
 
 
-def _up_to_date(out_dir: Path, job, course, sandbox_level: str, submitted_at) -> dict | None:
-    """The existing score file of ``job`` if it was made from the same files, course, grader and sandbox,
-    and (when the course has a due date) the same submission time."""
+def _up_to_date(out_dir: Path, job, course, sandbox_level: str, submitted_at, key: bytes) -> dict | None:
+    """The existing score file of ``job`` if it is one to trust (schema-valid, graded, not a grader error,
+    signed with ``key``) and was made from the same files, course, grader and sandbox, and (when the course
+    has a due date) the same submission time. Anything else is regraded, never an error."""
     import json
 
-    from . import scoring
+    from . import report, scoring, signature
 
     try:
-        doc = json.loads((out_dir / f"{job.student}.json").read_text())
-    except (OSError, ValueError):
+        doc = json.loads((out_dir / f"{job.student}.json").read_text(encoding="utf-8"))
+        report.validate(doc)
+    except (OSError, ValueError, GradeError):
         return None
-    same = (isinstance(doc, dict) and doc.get("course_sha256") == course.sha256
+    same = (doc["status"] == "graded" and signature.verify(doc, key) and doc.get("course_sha256") == course.sha256
             and doc.get("grader_version") == __version__ and doc.get("sandbox") == sandbox_level
             and "error" not in doc and doc.get("submission_sha256") == scoring.submission_sha256(job.path))
     if same and course.due is not None:
@@ -318,7 +399,10 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
               help="roster.csv: student,lms_id,sis_id,login,email,name,section (needed for the LMS formats).")
 @click.option("--out", type=click.Path(path_type=Path), help="The file to write (gradescope: a folder). "
               "Default: <assignment>-<format>.<ext> here.")
-@click.option("--allow-missing", is_flag=True, help="Exit 0 even when students are missing (still listed).")
+@click.option("--allow-missing", is_flag=True, help="Exit 0 even when students are missing or refused (still listed); "
+              "the others are exported.")
+@click.option("--allow-stale", is_flag=True, help="Export score files graded with another version of course.json, "
+              "a suite, a solution or the grader (every other check still holds).")
 @click.option("--late-by-lms", is_flag=True, help="Export the points before the grader's late penalty: "
               "the LMS applies its own late policy (Canvas does).")
 @click.option("--canvas-assignment-id", help="Canvas: the assignment's id (default: course.json lms).")
@@ -327,35 +411,45 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
               show_default=True, help="Moodle: the user field the rows are matched on.")
 @click.option("--blackboard-column-id", help="Blackboard: the Grade Center column id (default: course.json lms).")
 @click.option("--course", "course_path", type=click.Path(dir_okay=False, path_type=Path), default="course.json",
-              show_default=True, help="Read the LMS ids from this course.json, when it exists.")
-def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, allow_missing: bool,
+              show_default=True, help="The course the score files were graded with: its key checks their "
+              "signatures; also the LMS ids.")
+def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, allow_missing: bool, allow_stale: bool,
            late_by_lms: bool, canvas_assignment_id: str | None, points_possible: bool, moodle_key: str,
            blackboard_column_id: str | None, course_path: Path) -> None:
     """Write the score files in SCORES_DIR in an LMS's import format, after checking each against the schema.
 
     \b
-    Students in the roster with no score file, and score files with no roster row, are listed on stderr
-    and make the exit status 1 (unless --allow-missing); they are never silently dropped.
+    A score file is refused (left out, listed on stderr) when the grader failed on it (a rerun of
+    autograde regrades it), its signature does not verify (edited after grading, or not written by
+    autograde), its score is not the sum of its problems' scores, or it was graded with another version
+    of the course or grader (--allow-stale exports those). Refused files, students in the roster with no
+    score file, and score files with no roster row make the exit status 1 (unless --allow-missing);
+    they are never silently dropped.
     Examples:
       grade export scores/ --format canvas --roster roster.csv --canvas-assignment-id 48213 --late-by-lms
       grade export scores/ --format moodle --roster roster.csv --moodle-key username --out moodle.csv
       grade export scores/ --format csv --out grades.csv
     """
-    from . import course as course_mod
-    from .export import export as run_export
+    from . import course as course_mod, signature
+    from .export import Trust, export as run_export
     from .exporters.common import Options
 
-    lms = course_mod.load(course_path).lms if course_path.is_file() else course_mod.LmsIds()
+    course = course_mod.load(course_path)
+    trust = Trust(signature.load_key(course.path), course.sha256, __version__, allow_stale)
+    lms = course.lms
     options = Options(late_by_lms=late_by_lms, points_possible=points_possible, moodle_key=moodle_key,
                       canvas_assignment_id=canvas_assignment_id or lms.canvas_assignment_id,
                       blackboard_column_id=blackboard_column_id or lms.blackboard_column_id)
-    result = run_export(scores_dir, fmt, out, roster, options)
+    result = run_export(scores_dir, fmt, out, roster, options, trust)
     for line in result.warnings:
         click.echo(f"warning: {line}", err=True)
+    for line in result.refused:
+        click.echo(f"refused: {line}", err=True)
     for line in result.missing:
         click.echo(f"missing: {line}", err=True)
     click.echo(f"{result.out}: {result.rows} students ({fmt})")
-    sys.exit(ExitStatus.FAILED if result.missing and not allow_missing else ExitStatus.OK)
+    left_out = result.missing or result.refused
+    sys.exit(ExitStatus.FAILED if left_out and not allow_missing else ExitStatus.OK)
 
 
 @main.command("gradescope-zip")

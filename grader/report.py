@@ -158,6 +158,10 @@ def summary_table(docs: Iterable[dict], console, title: str) -> None:
         table.add_column(name, justify="right")
     table.add_column("total", justify="right")
     for doc in docs:
+        if doc.get("status") == "grader_error":          # no grade at all: never shown as a plain 0
+            flag = Text("grader error", style="bold red")
+            table.add_row(Text(doc["student"], style="red"), *[flag] * len(names), flag)
+            continue
         by_name = {p["name"]: p for p in doc["problems"]}
         cells = [f"{_fmt(by_name[n]['score'])}/{_fmt(by_name[n]['max_score'])}" if n in by_name else "-"
                  for n in names]

@@ -12,6 +12,7 @@ import importlib
 import inspect
 import multiprocessing
 import os
+import signal
 import socket
 import sys
 import time
@@ -488,8 +489,8 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
         raise GradeError(f"pytest could not run the suites (exit status {int(code)})")
 
 
-def _serve(course_path: str, hidden: bool, level: str, tmp_root: Path | None, core: int | None, jobs: list[Job],
-           tasks, state, out) -> None:
+def _serve(parent: int, course_path: str, hidden: bool, level: str, tmp_root: Path | None, core: int | None,
+           jobs: list[Job], tasks, state, out) -> None:
     """A grader process for :func:`run_parallel`: grade ``jobs[i]`` for each index ``i`` taken from ``tasks``
     until it gives ``None``, sending ``("done", i, graded)`` (or ``("fatal", -1, message)``) on ``out``,
     its own pipe to the parent (each send is whole before the next job is taken). ``state`` (shared
@@ -499,7 +500,15 @@ def _serve(course_path: str, hidden: bool, level: str, tmp_root: Path | None, co
     With ``core`` (Linux), this process and the workers it starts run on that CPU only: a call's round
     trip then wakes the other side on the same core, which costs the worker about 40% less CPU a call
     than a wake-up across cores (measured: 92 against 156 µs).
+
+    It dies with ``parent`` (the process that forked it), however that one ends: SIGKILL included, when
+    no ``finally`` of the parent runs; its sandboxes (bubblewrap's ``--die-with-parent``) die with it.
     """
+    _die_with_parent(parent)
+    # Forked from `grade`, whose SIGTERM handler raises KeyboardInterrupt: here SIGTERM kills, as a kill from
+    # outside should (the parent then flags the submission this process had taken).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     def taken():
         state.value = -1
         for i in iter(tasks.get, None):
@@ -517,6 +526,19 @@ def _serve(course_path: str, hidden: bool, level: str, tmp_root: Path | None, co
             hidden=hidden, level=level, tmp_root=tmp_root)
     except BaseException as exc:
         out.send(("fatal", -1, f"{type(exc).__name__}: {exc}"))
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: have the kernel SIGKILL this process when its parent dies (PR_SET_PDEATHSIG), then exit at once
+    if that parent is already gone (it died between the fork and the prctl: no signal would ever come)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], None], *, hidden: bool,
@@ -547,51 +569,58 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     def start(core: int | None) -> None:
         state = ctx.RawValue("l", -2)
         ours, theirs = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_serve, args=(str(course.path), hidden, level, tmp_root, core, jobs, tasks,
-                                                state, theirs), daemon=True)
+        proc = ctx.Process(target=_serve, args=(os.getpid(), str(course.path), hidden, level, tmp_root, core, jobs,
+                                                tasks, state, theirs), daemon=True)
         proc.start()
         theirs.close()                                   # the grader's end: EOF here once it is gone
         graders[proc.pid] = SimpleNamespace(proc=proc, pipe=ours, state=state, core=core)
 
     def stop(message: str) -> None:
-        for grader in graders.values():
-            grader.proc.kill()
-        raise GradeError(message)
+        raise GradeError(message)                        # the finally below kills every grader process
 
-    for i in range(min(processes, len(jobs))):
-        start(free[i] if free else None)
-    for i in range(len(jobs)):
-        tasks.put(i)
-    while len(done) < len(jobs):
-        connection.wait([g.pipe for g in graders.values()] + [g.proc.sentinel for g in graders.values()])
-        for pid, grader in list(graders.items()):
-            try:
-                while grader.pipe.poll():
-                    tag, i, payload = grader.pipe.recv()
-                    if tag == "fatal":
-                        stop(payload.split(": ", 1)[1] if payload.startswith("GradeError") else payload)
-                    if i not in done:
-                        done.add(i)
-                        on_result(payload)
-            except (EOFError, OSError):                  # gone, or died in the middle of a message
-                grader.proc.join()
-            if grader.proc.is_alive():
-                continue
-            del graders[pid]
-            grader.pipe.close()
-            taken, code = grader.state.value, grader.proc.exitcode
-            if taken == -2:
-                stop(f"a grader process died before it was ready (exit code {code}); see the messages above")
-            if taken >= 0 and taken not in done:
-                done.add(taken)
-                on_result(Graded(jobs[taken], (), 0.0, describe(level), f"the grader process died (exit code {code})",
-                                 grader_error=True))
-            if len(done) < len(jobs):
-                start(grader.core)
-    for _ in graders:
-        tasks.put(None)
-    for grader in graders.values():
-        grader.proc.join(timeout=5)
+    try:
+        for i in range(min(processes, len(jobs))):
+            start(free[i] if free else None)
+        for i in range(len(jobs)):
+            tasks.put(i)
+        while len(done) < len(jobs):
+            connection.wait([g.pipe for g in graders.values()] + [g.proc.sentinel for g in graders.values()])
+            for pid, grader in list(graders.items()):
+                try:
+                    while grader.pipe.poll():
+                        tag, i, payload = grader.pipe.recv()
+                        if tag == "fatal":
+                            stop(payload.split(": ", 1)[1] if payload.startswith("GradeError") else payload)
+                        if i not in done:
+                            done.add(i)
+                            on_result(payload)
+                except (EOFError, OSError):              # gone, or died in the middle of a message
+                    grader.proc.join()
+                if grader.proc.is_alive():
+                    continue
+                del graders[pid]
+                grader.pipe.close()
+                taken, code = grader.state.value, grader.proc.exitcode
+                if taken == -2:
+                    stop(f"a grader process died before it was ready (exit code {code}); see the messages above")
+                if taken >= 0 and taken not in done:
+                    done.add(taken)
+                    on_result(Graded(jobs[taken], (), 0.0, describe(level),
+                                     f"the grader process died (exit code {code})", grader_error=True))
+                if len(done) < len(jobs):
+                    start(grader.core)
+        for _ in graders:
+            tasks.put(None)
+        for grader in graders.values():
+            grader.proc.join(timeout=5)
+    finally:
+        # However this ends (done, a GradeError, Ctrl-C or SIGTERM as KeyboardInterrupt, a bug): no grader
+        # process outlives it, and with each one its sandboxes.
+        for grader in graders.values():
+            if grader.proc.exitcode is None:
+                grader.proc.kill()
+        for grader in graders.values():
+            grader.proc.join()
 
 
 def _files(folder: Path) -> dict[str, bytes]:

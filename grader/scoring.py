@@ -9,10 +9,13 @@ import hashlib
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .course import Course
-from .runner import Graded
+
+if TYPE_CHECKING:                # not imported at run time: `grade export` needs points() without pytest
+    from .runner import Graded
 
 
 def points(x: float) -> float:
@@ -77,6 +80,9 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
     doc = {
         "student": _text(graded.job.student),
         "assignment": course.assignment,
+        # The grader's own failure is never the student's grade: flagged, so that no cache keeps it and no
+        # export sends it.
+        "status": "grader_error" if graded.grader_error else "graded",
         "score": points(sum(p["score"] for p in problems)),
         "max_score": points(sum(p["max_score"] for p in problems)),
         "problems": problems,

@@ -15,6 +15,7 @@ import pytest
 from conftest import GOOD
 
 from grader.sandbox import BWRAP
+from grader.signature import load_key
 
 WRONG = "def double(x):\n    return x\ndef twice(n):\n    return n\n"
 ATTACKS = {
@@ -104,6 +105,7 @@ def test_no_attack_scores_and_nothing_outside_the_output_changes(mini_course, ho
     work.mkdir()
     out = work / "out"
     watched = [hostile, mini_course.parent]
+    load_key(mini_course, create=True)    # made once, on the course's first autograde; then watched like the rest
     before = {str(w): digest(w) for w in watched}
     private = tmp_path / "private"        # the grader's private copies go here, not in the machine's /tmp
     private.mkdir()

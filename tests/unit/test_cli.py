@@ -40,6 +40,9 @@ def test_check_json_is_a_valid_score_file(mini_course, submission, tmp_path):
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, schema())
     assert doc["score"] == doc["max_score"] == 1           # public points only
+    # A student's release has no key: `check` signs nothing and never makes one.
+    assert doc["status"] == "graded" and "signature" not in doc
+    assert not (mini_course.parent / ".grade-key").exists()
 
 
 def test_check_unknown_problem_and_missing_folder_are_one_line_errors(mini_course, tmp_path):
@@ -200,3 +203,146 @@ def test_ctrl_c_stops_a_big_batch_at_once(mini_course, tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert len(list((tmp_path / "out").glob("*.json"))) < 1500
+
+
+def _files(folder) -> dict:
+    """Every file under ``folder`` (dot files included) -> its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_autograde_signs_with_a_private_key_beside_course_json_never_in_out(mini_course, submission, tmp_path):
+    import hashlib
+    import hmac
+    import stat
+
+    folder = submission(GOOD, name="ada")
+    out = tmp_path / "scores"
+    result = grade("autograde", folder.parent, "--out", out, "--course", mini_course, "--html")
+    assert result.exit_code == 0, result.output
+    key_file = mini_course.parent / ".grade-key"
+    key = key_file.read_bytes()
+    assert len(key) == 32 and stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    doc = json.loads((out / "ada.json").read_text())
+    body = {k: v for k, v in doc.items() if k != "signature"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert doc["signature"] == "hmac-sha256:" + hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
+    assert doc["status"] == "graded"
+    for name, data in _files(out).items():
+        assert key not in data and key.hex().encode() not in data, name
+    assert not (out / ".grade-lock.owner").exists()          # the owner note goes with the lock
+
+
+def test_an_out_folder_holding_the_course_is_refused(mini_course, submission):
+    folder = submission(GOOD, name="ada")
+    result = grade("autograde", folder.parent, "--out", mini_course.parent, "--course", mini_course)
+    assert result.exit_code == 2 and "holds the course folder, where the grader's key .grade-key is" in result.output
+    assert not (mini_course.parent / ".grade-key").exists() and not (mini_course.parent / ".grade-lock").exists()
+
+
+def test_the_cache_keeps_only_schema_valid_signed_graded_files(mini_course, submission, tmp_path):
+    """A score file is reused only when it is valid, graded (no grader error) and signed with the course's key;
+    anything else is regraded, never a traceback (`"late": "x"` used to raise AttributeError)."""
+    regraded = ("invalid", "old", "listy", "edited", "flagged", "unsigned")
+    for name in ("keep", *regraded):
+        folder = submission(BROKEN["syntax"], name=name)       # 0/4 each
+    out = tmp_path / "scores"
+    assert grade("autograde", folder.parent, "--out", out, "--course", mini_course).exit_code == 0
+    docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    docs["invalid"]["late"] = "x"
+    docs["old"] = {k: v for k, v in docs["old"].items() if k not in ("status", "signature")}   # grader 0.1.0's
+    docs["listy"] = []
+    docs["edited"]["score"] = docs["edited"]["problems"][0]["score"] = 4.0          # by hand: 0 -> 4
+    del docs["unsigned"]["signature"]
+    from grader.signature import load_key, sign
+
+    docs["flagged"] = sign({**docs["flagged"], "status": "grader_error"}, load_key(mini_course))   # signed
+    for name, doc in docs.items():
+        (out / f"{name}.json").write_text(json.dumps(doc))
+    result = grade("autograde", folder.parent, "--out", out, "--course", mini_course)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "1 submissions unchanged" in result.output
+    for name in regraded:
+        assert f"graded {name}: 0/4" in result.output
+        doc = json.loads((out / f"{name}.json").read_text())
+        jsonschema.validate(doc, schema())
+        assert doc["status"] == "graded" and doc["score"] == 0 and doc["signature"] and "late" not in doc
+
+
+# Runs `grade autograde` with the runner's grading of student "flaky" failing as the grader's own fault would
+# (a zygote killed from outside, say); --jobs 1 grades in this process, where the patch is.
+FLAKY = """
+import dataclasses, sys
+from grader import cli, runner
+real = runner.GradingPlugin._grade
+def grade(self, job, items):
+    graded = real(self, job, items)
+    if job.student == "flaky":
+        return dataclasses.replace(graded, grader_error=True,
+                                   error="the grader failed, not your code: the sandbox's zygote died during double()")
+    return graded
+runner.GradingPlugin._grade = grade
+cli.main(sys.argv[1:], prog_name="grade")
+"""
+
+
+def test_a_grader_error_is_flagged_not_scored_and_a_rerun_regrades_it(mini_course, submission, tmp_path):
+    for name in ("flaky", "good"):
+        folder = submission(GOOD, name=name)
+    out = tmp_path / "scores"
+    args = ["autograde", folder.parent, "--out", out, "--course", mini_course, "--jobs", "1"]
+    quiet = subprocess.run([sys.executable, "-c", FLAKY, *map(str, args), "--quiet"], capture_output=True,
+                           text=True, timeout=300)
+    assert quiet.returncode == 3, quiet.stdout + quiet.stderr
+    assert quiet.stdout == ""
+    assert ("grader error: flaky: the grader failed, not your code: the sandbox's zygote died during double(); "
+            "not exported; a rerun regrades it") in quiet.stderr
+    doc = json.loads((out / "flaky.json").read_text())
+    assert doc["status"] == "grader_error" and doc["signature"]
+    loud = subprocess.run([sys.executable, "-c", FLAKY, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert loud.returncode == 3
+    assert "grader error on flaky: not graded, not exported" in loud.stderr            # the progress line
+    row = next(line for line in loud.stdout.splitlines() if "flaky" in line)
+    assert row.count("grader error") == 2 and "0/" not in row                          # mathy and total
+    assert "1 submissions unchanged" in loud.stderr                                   # good was kept, flaky not
+    export = grade("export", out, "--format", "csv", "--out", tmp_path / "g.csv", "--course", mini_course)
+    assert export.exit_code == 1 and "refused: flaky (flaky.json): the grader failed on it" in export.output
+    rerun = grade("autograde", *args[1:])
+    assert rerun.exit_code == 0, rerun.output
+    assert "graded flaky: 4/4" in rerun.output
+    assert json.loads((out / "flaky.json").read_text())["status"] == "graded"
+
+
+def test_a_second_autograde_on_a_held_out_touches_nothing_and_names_the_holder(mini_course, submission, tmp_path):
+    import socket
+
+    from grader import outlock
+
+    folder = submission(GOOD, name="ada")
+    out = tmp_path / "scores"
+    assert grade("autograde", folder.parent, "--out", out, "--course", mini_course).exit_code == 0
+    (out / ".score-abc123.tmp").write_text("the first run's file being written")
+    (out / ".grading" / "collected" / "ada").mkdir(parents=True)
+    (out / ".grading" / "collected" / "ada" / "mathy.py").write_text("the first run's working copy")
+    with outlock.hold(out):                              # the first run, still grading
+        before = _files(out)
+        result = grade("autograde", folder.parent, "--out", out, "--course", mini_course, "--force")
+        after = _files(out)
+    assert result.exit_code == 2, result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert f"another grade autograde is writing there (pid {os.getpid()} on {socket.gethostname()}, since " \
+        in result.output
+    assert after == before                               # byte for byte, the lock and its owner note included
+
+
+def test_check_warns_when_the_code_may_not_be_the_users_own(mini_course, submission, tmp_path):
+    from grader.cli import _foreign_code_warning
+
+    folder = submission(GOOD)
+    mine = os.stat(folder).st_uid
+    assert "as root" in _foreign_code_warning(folder, euid=0)
+    assert "belongs to another user" in _foreign_code_warning(folder, euid=mine + 1)
+    if mine != 0:
+        assert _foreign_code_warning(folder, euid=mine) is None
+    result = grade("check", "--course", mini_course, "--path", folder)
+    warned = "process isolation" in result.output
+    assert warned == (os.geteuid() == 0 or mine != os.geteuid())

@@ -17,7 +17,7 @@ CLASS = {
     "nested": {"mathy.py": "from helpers.core import double, twice\n", "helpers/__init__.py": "",
                "helpers/core.py": GOOD["mathy.py"]},
 }
-TIMING = ("graded_at", "execution_time")
+TIMING = ("graded_at", "execution_time", "signature")       # the signature covers the timings too
 
 
 def grade(*args):

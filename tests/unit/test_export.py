@@ -1,5 +1,7 @@
 """`grade export`: each format's file for a small roster with awkward names, checked against its importer's rules
-(header, key column, number format, quoting), and the rules every format shares (missing students, bad input)."""
+(header, key column, number format, quoting), the rules every format shares (missing students, bad input), and
+the score files it refuses in every format (a grader error, no or a broken signature, a total that is not the
+sum of its problems, another course or grader version)."""
 from __future__ import annotations
 
 import csv
@@ -11,7 +13,12 @@ import jsonschema
 import pytest
 from test_cli import grade
 
+from grader import __version__
+from grader.course import load as load_course
+from grader.export import Trust, refusal
+from grader.exporters import EXPORTERS
 from grader.exporters.lti import SCHEMA_PATH as LTI_SCHEMA
+from grader.signature import load_key, sign
 
 ROSTER = [
     ("student", "lms_id", "sis_id", "login", "email", "name", "section"),
@@ -32,7 +39,7 @@ SCORES = {   # student -> per-problem points; alan is late
 TWO_DECIMALS = re.compile(r"^\d+\.\d\d$")
 
 
-def score_doc(student: str, points: dict) -> dict:
+def score_doc(student: str, points: dict, course_sha256: str = "b" * 64) -> dict:
     problems = [{"name": n, "score": points[n], "max_score": m, "tests": [f"test_{n}"], "passed": int(points[n] == m)}
                 for n, m in PROBLEMS.items()]
     tests = [{"name": f"test_{n}", "problem": n, "score": points[n], "max_score": m,
@@ -40,9 +47,9 @@ def score_doc(student: str, points: dict) -> dict:
               "output": "" if points[n] == m else f"{n} of a 3×4 input: values differ", "visibility": "visible"}
              for n, m in PROBLEMS.items()]
     raw = round(sum(points.values()), 6)
-    doc = {"student": student, "assignment": "the-block", "score": raw, "max_score": 100.0, "problems": problems,
-           "tests": tests, "execution_time": 1.5, "graded_at": "2026-05-02T10:00:00.000+00:00",
-           "grader_version": "0.1.0", "submission_sha256": "a" * 64, "course_sha256": "b" * 64,
+    doc = {"student": student, "assignment": "the-block", "status": "graded", "score": raw, "max_score": 100.0,
+           "problems": problems, "tests": tests, "execution_time": 1.5, "graded_at": "2026-05-02T10:00:00.000+00:00",
+           "grader_version": __version__, "submission_sha256": "a" * 64, "course_sha256": course_sha256,
            "sandbox": "process+rlimits"}
     if student == "alan":
         doc["score"] = 80.0
@@ -51,12 +58,35 @@ def score_doc(student: str, points: dict) -> dict:
     return doc
 
 
+def write_course(folder, **fields):
+    """A course.json for the-block in ``folder`` (export reads its key, sha256 and LMS ids); the loaded course."""
+    (folder / "tests").mkdir(parents=True, exist_ok=True)
+    (folder / "tests" / "test_p.py").write_text("")
+    (folder / "course.json").write_text(json.dumps({
+        "assignment": "the-block", **fields,
+        "problems": [{"name": n, "module": n, "functions": [n], "points": m, "public": "tests/test_p.py"}
+                     for n, m in PROBLEMS.items()]}))
+    return load_course(folder / "course.json")
+
+
+def write_scores(class_dir, docs: dict, sign_them: bool = True) -> None:
+    """Each doc as scores/<student>.json, signed with the course's key as `grade autograde` signs it."""
+    key = load_key(class_dir / "course.json", create=True)
+    for student, doc in docs.items():
+        (class_dir / "scores" / f"{student}.json").write_text(
+            json.dumps(sign(doc, key) if sign_them else doc), encoding="utf-8")
+
+
+def write_class(class_dir, **course_fields) -> None:
+    """The course (with ``course_fields``), and SCORES graded with it, signed."""
+    course = write_course(class_dir, **course_fields)
+    (class_dir / "scores").mkdir(exist_ok=True)
+    write_scores(class_dir, {s: score_doc(s, points, course.sha256) for s, points in SCORES.items()})
+
+
 @pytest.fixture
 def class_dir(tmp_path):
-    scores = tmp_path / "scores"
-    scores.mkdir()
-    for student, points in SCORES.items():
-        (scores / f"{student}.json").write_text(json.dumps(score_doc(student, points)), encoding="utf-8")
+    write_class(tmp_path)
     roster = tmp_path / "roster.csv"
     with open(roster, "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(ROSTER)
@@ -66,7 +96,7 @@ def class_dir(tmp_path):
 def export(class_dir, fmt, *extra):
     out = class_dir / f"out-{fmt}"
     result = grade("export", class_dir / "scores", "--format", fmt, "--roster", class_dir / "roster.csv",
-                   "--out", out, "--course", class_dir / "no-course.json", *extra)
+                   "--out", out, "--course", class_dir / "course.json", *extra)
     return result, out
 
 
@@ -97,10 +127,8 @@ def test_canvas_gradebook_csv(class_dir):
 
 
 def test_canvas_points_possible_row_late_by_lms_and_the_id_from_course_json(class_dir):
+    write_class(class_dir, lms={"canvas_assignment_id": "777"})
     course = class_dir / "course.json"
-    course.write_text(json.dumps({"assignment": "the-block", "lms": {"canvas_assignment_id": "777"},
-                                  "problems": [{"name": "p", "module": "p", "functions": ["f"], "points": 1,
-                                                "public": "roster.csv"}]}))
     out = class_dir / "canvas.csv"
     result = grade("export", class_dir / "scores", "--format", "canvas", "--roster", class_dir / "roster.csv",
                    "--out", out, "--course", course, "--points-possible", "--late-by-lms", "--allow-missing")
@@ -140,7 +168,7 @@ def test_blackboard_tab_delimited_upload(class_dir):
     assert re.fullmatch(r"(.+) \[Total Pts: (\d+(?:\.\d+)?) Score\] \|(\S+)", rows[0][1])
     assert {r[0]: r[1] for r in rows[1:]} == {"alovelace": "85.13", "aturing": "80.00", "zoe": "65.30", "eve": "100.00"}
     missing_id = grade("export", class_dir / "scores", "--format", "blackboard", "--roster", class_dir / "roster.csv",
-                       "--out", class_dir / "bb2.txt", "--course", class_dir / "none.json")
+                       "--out", class_dir / "bb2.txt", "--course", class_dir / "course.json")
     assert missing_id.exit_code == 2 and "blackboard_column_id" in missing_id.output
     assert not (class_dir / "bb2.txt").exists()
 
@@ -224,7 +252,8 @@ def test_a_bad_score_file_is_named_and_nothing_already_written_is_lost(class_dir
     doc = json.loads((class_dir / "scores" / "zoe.json").read_text())
     doc["score"] = "sixty"
     (class_dir / "scores" / "zoe.json").write_text(json.dumps(doc))
-    result = grade("export", class_dir / "scores", "--format", "csv", "--out", out)
+    result = grade("export", class_dir / "scores", "--format", "csv", "--out", out,
+                   "--course", class_dir / "course.json")
     assert result.exit_code == 2
     assert re.search(r"zoe\.json: field 'score': .*is not of type 'number'", result.output)
     assert len(result.output.strip().splitlines()) == 1
@@ -250,5 +279,144 @@ def test_an_id_that_starts_like_a_formula_is_refused_not_changed(class_dir):
 
 
 def test_the_lms_formats_need_a_roster(class_dir):
-    result = grade("export", class_dir / "scores", "--format", "lti", "--out", class_dir / "x.jsonl")
+    result = grade("export", class_dir / "scores", "--format", "lti", "--out", class_dir / "x.jsonl",
+                   "--course", class_dir / "course.json")
     assert result.exit_code == 2 and "--roster is needed for lti" in result.output
+
+
+# Score files `grade export` must refuse, whatever the format: student -> (how the file is made, the reason shown).
+REFUSED = {
+    "gina": "the grader failed on it, not the student",                 # status grader_error
+    "hank": "not signed",                                               # e.g. a `grade check --json` file
+    "ivan": "its signature does not match its content (edited after grading?)",   # 50 -> 100 by hand
+    "judy": "score 90 is not the sum of its problems' scores (80)",
+    "kim": "graded with another version of the course",
+    "leo": "graded by grader 0.1.0",
+    "mia": "score 75 is not late.raw_score - late.penalty (70)",
+    "nora": "late.raw_score 90 is not the sum of its problems' scores (80)",
+}
+EIGHTY = {"layernorm": 20, "gelu": 15, "attention": 25, "block": 10, "params": 10}
+
+
+def refused_docs(course_sha256: str) -> dict[str, tuple[dict, bool]]:
+    """student -> (score document, whether to sign it as autograde would), one per reason in REFUSED."""
+    def doc(student, points=EIGHTY, **changes):
+        return {**score_doc(student, points, course_sha256), **changes}
+
+    gina = doc("gina", dict.fromkeys(PROBLEMS, 0), status="grader_error",
+               error="the grader failed, not your code: the sandbox's zygote died during gelu()")
+    late = {"submitted_at": "2026-05-02T09:00:00.000+00:00", "due": "2026-05-01T23:59:00.000+00:00",
+            "seconds_late": 32460.0, "days_late": 1, "percent": 10.0, "penalty": 10.0, "raw_score": 80}
+    return {"gina": (gina, True), "hank": (doc("hank"), False), "ivan": (doc("ivan"), True),
+            "judy": (doc("judy", score=90), True), "kim": (doc("kim", course_sha256="c" * 64), True),
+            "leo": (doc("leo", grader_version="0.1.0"), True), "mia": (doc("mia", late=late, score=75), True),
+            "nora": (doc("nora", late={**late, "raw_score": 90}, score=80), True)}
+
+
+def add_refused(class_dir) -> None:
+    """Write REFUSED's score files (and roster rows, so every format could key them)."""
+    course = load_course(class_dir / "course.json")
+    for student, (doc, signed) in refused_docs(course.sha256).items():
+        write_scores(class_dir, {student: doc}, sign_them=signed)
+    ivan = class_dir / "scores" / "ivan.json"                  # edited by hand after grading: 80 -> 100, consistently
+    edited = json.loads(ivan.read_text())
+    edited["score"] = 100
+    edited["problems"][3]["score"], edited["problems"][4]["score"] = 25, 15
+    ivan.write_text(json.dumps(edited))
+    with open(class_dir / "roster.csv", "a", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([(s, str(200 + i), f"00200{i}", s, f"{s}@example.edu", s.title(), "ML 101 - 003")
+                                 for i, s in enumerate(REFUSED)])
+
+
+def exported_students(fmt: str, out, class_dir) -> set[str]:
+    """The student ids an export wrote, read back from its file through the roster."""
+    roster = list(csv.DictReader(open(class_dir / "roster.csv", encoding="utf-8")))
+    by = {column: {r[column]: r["student"] for r in roster} for column in ("lms_id", "login", "email")}
+    if fmt == "gradescope":
+        return {p.name for p in out.iterdir()}
+    text = out.read_text(encoding="utf-8-sig")
+    if fmt == "lti":
+        return {by["lms_id"][json.loads(line)["userId"]] for line in text.splitlines()}
+    delimiter = "\t" if fmt == "blackboard" else ","
+    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter)][1:]
+    column, index = {"canvas": ("lms_id", 1), "moodle": ("email", 0), "blackboard": ("login", 0)}.get(fmt, (None, 0))
+    return {by[column][r[index]] if column else r[index] for r in rows}
+
+
+FORMAT_OPTIONS = {"canvas": ["--canvas-assignment-id", "48213"], "blackboard": ["--blackboard-column-id", "664617"]}
+
+
+@pytest.mark.parametrize("fmt", list(EXPORTERS))
+def test_refused_score_files_are_left_out_and_listed_in_every_format(class_dir, fmt):
+    add_refused(class_dir)
+    result, out = export(class_dir, fmt, *FORMAT_OPTIONS.get(fmt, []))
+    assert result.exit_code == 1, result.output
+    for student, reason in REFUSED.items():
+        assert f"refused: {student} ({student}.json): {reason}" in result.output, (student, result.output)
+        assert f"{student}: in the roster, no score file" not in result.output     # listed once, as refused
+    exported = exported_students(fmt, out, class_dir)
+    assert not exported & set(REFUSED), exported
+    assert exported >= {"ada", "alan", "eve", "zoe"}
+    if fmt == "lti":                      # a failed grading used to go out as FullyGraded 0
+        assert all(json.loads(line)["scoreGiven"] > 0 for line in out.read_text().splitlines())
+
+
+def test_allow_missing_exports_the_rest_and_exits_0(class_dir):
+    add_refused(class_dir)
+    result, out = export(class_dir, "gradescope", "--allow-missing")
+    assert result.exit_code == 0, result.output
+    assert "refused: gina (gina.json)" in result.output and "mallory: in the roster, no score file" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["ada", "alan", "eve", "zoe"]
+
+
+def test_a_refused_file_alone_makes_the_exit_status_1(class_dir):
+    (class_dir / "scores" / "trudy.json").unlink()
+    roster = class_dir / "roster.csv"
+    roster.write_text("".join(line for line in roster.read_text().splitlines(True) if not line.startswith("mallory")))
+    assert export(class_dir, "csv")[0].exit_code == 0                   # no one missing
+    write_scores(class_dir, {"ada": {**score_doc("ada", SCORES["ada"]), "status": "grader_error"}})
+    result, _ = export(class_dir, "csv")
+    assert result.exit_code == 1 and "refused: ada (ada.json): the grader failed on it" in result.output
+
+
+def test_allow_stale_lets_through_only_another_course_or_grader_version(class_dir):
+    add_refused(class_dir)
+    result, out = export(class_dir, "lti", "--allow-stale")
+    assert result.exit_code == 1
+    exported = exported_students("lti", out, class_dir)
+    assert exported & set(REFUSED) == {"kim", "leo"}
+    for student in set(REFUSED) - {"kim", "leo"}:
+        assert f"refused: {student} ({student}.json)" in result.output
+
+
+@pytest.mark.parametrize("student", list(REFUSED))
+def test_refusal_names_each_reason(student):
+    doc, signed = refused_docs("d" * 64)[student]
+    key = b"k" * 32
+    doc = sign(doc, key) if signed else doc
+    if student == "ivan":
+        doc = {**doc, "score": 50}                             # changed after signing
+    trust = Trust(key, "d" * 64, __version__)
+    assert REFUSED[student].split(" (")[0].split(":")[0] in refusal(doc, trust)
+    assert refusal(sign(score_doc("ada", SCORES["ada"], "d" * 64), key), trust) is None
+
+
+def test_export_needs_the_course_and_its_key(class_dir, tmp_path):
+    result = grade("export", class_dir / "scores", "--format", "csv", "--out", class_dir / "g.csv",
+                   "--course", tmp_path / "nowhere.json")
+    assert result.exit_code == 2 and "nowhere.json: not found" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    (class_dir / ".grade-key").unlink()
+    result = grade("export", class_dir / "scores", "--format", "csv", "--out", class_dir / "g.csv",
+                   "--course", class_dir / "course.json")
+    assert result.exit_code == 2 and ".grade-key: not found" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (class_dir / "g.csv").exists()
+
+
+def test_a_score_file_of_the_old_format_is_named_not_exported(class_dir):
+    old = json.loads((class_dir / "scores" / "ada.json").read_text())
+    del old["status"], old["signature"]
+    (class_dir / "scores" / "ada.json").write_text(json.dumps(old))
+    result, out = export(class_dir, "csv")
+    assert result.exit_code == 2 and "ada.json: field '(top level)': 'status' is a required property" in result.output
+    assert not out.exists()

@@ -17,10 +17,13 @@ import pytest
 from conftest import PROJECT
 from test_cli import grade
 
+from grader.signature import load_key
+
 
 @pytest.fixture(scope="module")
 def autograder(tmp_path_factory):
     root = tmp_path_factory.mktemp("gradescope")
+    load_key(PROJECT / "course.json", create=True)       # the instructor's key is there, as after any autograde
     result = grade("gradescope-zip", "--out", root / "autograder.zip", "--course", PROJECT / "course.json")
     assert result.exit_code == 0, result.output
     return root / "autograder.zip"
@@ -35,6 +38,15 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root(autograder):
     assert "course/course.json" in infos and "course/tests/hidden/test_gelu.py" in infos
     assert "course/solutions/gelu.py" in infos and "grader/runner.py" in infos and "requirements.txt" in infos
     assert not [n for n in infos if "__pycache__" in n]
+
+
+def test_the_grader_key_is_not_in_the_zip(autograder):
+    key = load_key(PROJECT / "course.json")
+    with zipfile.ZipFile(autograder) as zf:
+        assert not [n for n in zf.namelist() if n.endswith(".grade-key")]
+        for name in zf.namelist():
+            data = zf.read(name)
+            assert key not in data and key.hex().encode() not in data, name
 
 
 def run_autograder(autograder, root, submission_files: dict):

@@ -13,11 +13,13 @@ from conftest import PROJECT
 from test_cli import grade
 
 from grader.course import load
+from grader.signature import load_key
 
 
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
     root = tmp_path_factory.mktemp("release")
+    load_key(PROJECT / "course.json", create=True)       # the instructor's key is there, as after any autograde
     result = grade("release", "--out", root / "release", "--nbgrader-dir", root / "nbgrader",
                    "--course", PROJECT / "course.json")
     assert result.exit_code == 0, result.output
@@ -92,6 +94,16 @@ def test_no_solution_body_and_no_hidden_test_is_in_the_release(released):
             assert line not in everything, f"{function}: {line!r} is in the release"
     for text in hidden_texts():
         assert text not in everything, f"hidden {text!r} is in the release"
+
+
+def test_the_grader_key_is_not_in_the_release(released):
+    key = load_key(PROJECT / "course.json")
+    for folder in (released / "release", released / "nbgrader"):
+        for path in folder.rglob("*"):
+            assert path.name != ".grade-key", path
+            if path.is_file():
+                data = path.read_bytes()
+                assert key not in data and key.hex().encode() not in data, path
 
 
 def test_grade_check_works_in_the_release(released, tmp_path):

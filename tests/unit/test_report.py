@@ -13,7 +13,7 @@ STAMP = "2026-11-29T15:12:14.123+00:00"
 SHA = "0123456789abcdef" * 4
 
 SCORE = {
-    "student": "ada", "assignment": "the-block", "score": 2.5, "max_score": 4.0,
+    "student": "ada", "assignment": "the-block", "status": "graded", "score": 2.5, "max_score": 4.0,
     "problems": [{"name": "gelu", "score": 2.5, "max_score": 4.0, "tests": ["test_a", "test_b"], "passed": 1}],
     "tests": [
         {"name": "test_a", "problem": "gelu", "score": 2.5, "max_score": 2.5, "status": "passed", "output": "",
@@ -22,8 +22,9 @@ SCORE = {
          "output": "gelu of 0.5: differs", "visibility": "after_published", "kind": "mismatch",
          "diagnosis": "gelu.sigmoid"},
     ],
-    "execution_time": 0.25, "graded_at": STAMP, "grader_version": "0.1.0", "submission_sha256": SHA,
-    "course_sha256": SHA, "sandbox": "bwrap", "submission_notes": ["read ada.ipynb"],
+    "execution_time": 0.25, "graded_at": STAMP, "grader_version": "0.2.0", "submission_sha256": SHA,
+    "course_sha256": SHA, "sandbox": "bwrap", "signature": "hmac-sha256:" + SHA,
+    "submission_notes": ["read ada.ipynb"],
     "late": {"submitted_at": STAMP, "due": STAMP, "seconds_late": 0, "days_late": 0, "percent": 0,
              "penalty": 0, "raw_score": 2.5},
 }
@@ -31,7 +32,8 @@ SCORE = {
 # Values of every JSON type and the edges the schema's keywords draw (minimum 0, exclusiveMinimum 0,
 # maximum 100, integer, minLength 1, enums, patterns).
 ODD = [None, True, False, 0, 1, -1, 1.0, 0.5, -0.5, 100, 100.5, "", "x", "passed", "visible", SHA, SHA.upper(),
-       SHA + "\n", STAMP, STAMP + "\n", "2026-11-29", [], ["x"], [""], {}, {"x": 1}]
+       SHA + "\n", STAMP, STAMP + "\n", "2026-11-29", [], ["x"], [""], {}, {"x": 1}, "graded", "grader_error",
+       "hmac-sha256:" + SHA.upper(), "hmac-sha256:" + SHA + "\n", "hmac-sha256:" + SHA[:-1]]
 
 
 def _paths(value, path=()):
@@ -100,3 +102,21 @@ def test_validate_agrees_with_jsonschema_on_every_mutant_and_names_the_field():
         error = min(checker.iter_errors(doc), key=lambda e: list(e.path))
         assert repr(".".join(map(str, error.path)) or "(top level)") in message, (name, message)
     assert seen[True] > 100 and seen[False] > 300        # both sides exercised
+
+
+def test_the_summary_shows_a_grader_error_in_red_never_as_a_score():
+    import io
+
+    from rich.console import Console
+
+    from grader.report import summary_table
+
+    flagged = {**copy.deepcopy(SCORE), "student": "bob", "status": "grader_error", "score": 0,
+               "error": "the grader failed, not your code"}
+    buffer = io.StringIO()
+    summary_table([SCORE, flagged], Console(file=buffer, force_terminal=True, color_system="standard", width=120),
+                  title="class")
+    lines = buffer.getvalue().splitlines()
+    bob = next(line for line in lines if "bob" in line)
+    assert bob.count("\x1b[1;31mgrader error") == 2 and "0/4" not in bob        # gelu and total, bold red
+    assert "2.5/4" in next(line for line in lines if "ada" in line)
