@@ -130,12 +130,15 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 @click.option("--sandbox", "level", type=click.Choice(["auto", "bwrap", "process"]), default="auto",
               show_default=True, help="Isolation of student code; auto picks the strongest this machine offers.")
 @click.option("--unsafe", is_flag=True, help="Allow grading without a sandbox (process isolation only).")
+@click.option("--run-as", "run_as", metavar="USER", default=None,
+              help="With --sandbox process, as root: run student code as USER, who must not be able to read the "
+                   "course or write OUT (a container without bubblewrap, e.g. Gradescope's).")
 @click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
 @click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html.")
 @course_option
 def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
-              assignment: str | None, executor: str, scheduler: str | None, level: str, unsafe: bool, force: bool,
-              html: bool, course_path: Path) -> None:
+              assignment: str | None, executor: str, scheduler: str | None, level: str, unsafe: bool,
+              run_as: str | None, force: bool, html: bool, course_path: Path) -> None:
     """Grade every submission in SUBMISSIONS with the public and hidden suites.
 
     \b
@@ -161,7 +164,8 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
     course = course_mod.load(course_path)
     if (executor == "dask") != (scheduler is not None):
         raise GradeError("--executor dask and --scheduler ADDRESS go together")
-    level = _choose_level(level, unsafe, sandbox)
+    level = _choose_level(level, unsafe, sandbox, run_as)
+    sandbox.run_as_ids(run_as, level)                   # a one-line error before anything is touched
     key_file = signature.key_path(course.path)
     if out_dir.resolve() in key_file.parents:
         raise GradeError(f"--out {out_dir}: holds the course folder, where the grader's key {key_file.name} is: "
@@ -173,7 +177,7 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
         with outlock.hold(out_dir):                      # before anything in --out is touched
             key = signature.load_key(course.path, create=True)
             status = _autograde(course, submissions, out_dir, jobs, quiet, nbgrader_dir, assignment, executor,
-                                scheduler, level, force, html, key, written)
+                                scheduler, level, force, html, key, written, run_as)
     except KeyboardInterrupt:
         click.echo(f"Interrupted: the score files already written are kept in {out_dir} ({len(written)} by this "
                    "run); run the same command again to grade the rest.", err=True)
@@ -189,14 +193,20 @@ def _interrupt(signum, frame) -> None:
 
 def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
                assignment: str | None, executor: str, scheduler: str | None, level: str, force: bool, html: bool,
-               key: bytes, written: list[str]) -> ExitStatus:
+               key: bytes, written: list[str], run_as: str | None = None) -> ExitStatus:
     """The batch, with ``out_dir`` locked: its exit status. ``written`` gets each student whose file it wrote."""
     from . import collect, report, runner, sandbox, scoring, signature
 
     for stale in out_dir.glob(".score-*.tmp"):          # left by a batch killed mid-write
         stale.unlink()
-    work = out_dir / ".grading"                          # nothing is written outside --out
-    shutil.rmtree(work, ignore_errors=True)
+    if run_as:                # the private copies must be reachable by that user, --out must not be
+        import tempfile
+
+        work = Path(tempfile.mkdtemp(prefix="grade-work-"))
+        work.chmod(0o711)
+    else:
+        work = out_dir / ".grading"                      # nothing is written outside --out
+        shutil.rmtree(work, ignore_errors=True)
     flagged: list[str] = []
     try:
         subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
@@ -249,7 +259,7 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
                 runner.run_dask(course, job_list, on_result, hidden=True, level=level, scheduler=scheduler)
             elif job_list:
                 runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
-                                    tmp_root=work)
+                                    tmp_root=work, run_as=run_as)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     docs.sort(key=lambda d: d["student"])
@@ -288,7 +298,7 @@ def _foreign_code_warning(folder: Path, euid: int | None = None) -> str | None:
     return None
 
 
-def _choose_level(level: str, unsafe: bool, sandbox) -> str:
+def _choose_level(level: str, unsafe: bool, sandbox, run_as: str | None = None) -> str:
     """The isolation level for autograde: refuse to run without a sandbox unless --unsafe."""
     available = sandbox.available_levels()
     chosen = available[0] if level == "auto" else level
@@ -298,7 +308,7 @@ def _choose_level(level: str, unsafe: bool, sandbox) -> str:
     if chosen == sandbox.PROCESS and not unsafe:
         raise GradeError("no sandbox: student code would run with only process isolation; install bubblewrap "
                          "(apt-get install bubblewrap) or pass --unsafe")
-    if chosen == sandbox.PROCESS and os.name == "posix" and os.geteuid() == 0:
+    if chosen == sandbox.PROCESS and os.name == "posix" and os.geteuid() == 0 and not run_as:
         click.echo("Warning: --unsafe as root: student code runs as root with only process isolation and can "
                    "read, change or kill anything on this machine; grade as an unprivileged user, or use bwrap.",
                    err=True)

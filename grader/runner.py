@@ -490,7 +490,7 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
 
 
 def _serve(parent: int, course_path: str, hidden: bool, level: str, tmp_root: Path | None, core: int | None,
-           jobs: list[Job], tasks, state, out) -> None:
+           jobs: list[Job], tasks, state, out, run_as: str | None = None) -> None:
     """A grader process for :func:`run_parallel`: grade ``jobs[i]`` for each index ``i`` taken from ``tasks``
     until it gives ``None``, sending ``("done", i, graded)`` (or ``("fatal", -1, message)``) on ``out``,
     its own pipe to the parent (each send is whole before the next job is taken). ``state`` (shared
@@ -523,7 +523,7 @@ def _serve(parent: int, course_path: str, hidden: bool, level: str, tmp_root: Pa
         if core is not None:
             os.sched_setaffinity(0, {core})
         run(load_course(course_path), taken(), lambda graded: out.send(("done", state.value, graded)),
-            hidden=hidden, level=level, tmp_root=tmp_root)
+            hidden=hidden, level=level, tmp_root=tmp_root, run_as=run_as)
     except BaseException as exc:
         out.send(("fatal", -1, f"{type(exc).__name__}: {exc}"))
 
@@ -542,7 +542,8 @@ def _die_with_parent(parent: int) -> None:
 
 
 def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], None], *, hidden: bool,
-                 processes: int, level: str = PROCESS, tmp_root: Path | None = None) -> None:
+                 processes: int, level: str = PROCESS, tmp_root: Path | None = None,
+                 run_as: str | None = None) -> None:
     """Like :func:`run`, with ``processes`` grader processes taking jobs from one queue. A grader process
     that dies costs only the submission it was grading (graded as an error: each one tells the parent,
     through shared memory, which job it took) and is replaced.
@@ -555,7 +556,7 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
         the batch stops rather than start grader processes for ever).
     """
     if processes <= 1 or len(jobs) <= 1:
-        run(course, jobs, on_result, hidden=hidden, level=level, tmp_root=tmp_root)
+        run(course, jobs, on_result, hidden=hidden, level=level, tmp_root=tmp_root, run_as=run_as)
         return
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     tasks = ctx.Queue()
@@ -570,7 +571,7 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
         state = ctx.RawValue("l", -2)
         ours, theirs = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_serve, args=(os.getpid(), str(course.path), hidden, level, tmp_root, core, jobs,
-                                                tasks, state, theirs), daemon=True)
+                                                tasks, state, theirs, run_as), daemon=True)
         proc.start()
         theirs.close()                                   # the grader's end: EOF here once it is gone
         graders[proc.pid] = SimpleNamespace(proc=proc, pipe=ours, state=state, core=core)
