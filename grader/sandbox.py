@@ -178,6 +178,31 @@ def _seccomp_program() -> bytes:
         return bpf.read()
 
 
+@lru_cache(maxsize=1)
+def worker_seccomp_program() -> bytes | None:
+    """The filter every worker adds to its own process before any student code (Linux; None without
+    libseccomp): no SIGKILL to any process, and no lowering of its own limits (past a lowered CPU limit the
+    kernel SIGKILLs it). A worker's death by SIGKILL then always comes from outside its code: the grader's
+    kill, or the machine's (its out-of-memory killer), which is the grader's fault, never the student's."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import pyseccomp
+    except ImportError:
+        return None
+    rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    eperm = pyseccomp.ERRNO(errno.EPERM)
+    for name, arg in (("kill", 1), ("tkill", 1), ("tgkill", 2), ("rt_sigqueueinfo", 1), ("rt_tgsigqueueinfo", 2),
+                      ("pidfd_send_signal", 1)):
+        rules.add_rule(eperm, name, pyseccomp.Arg(arg, pyseccomp.EQ, signal.SIGKILL))
+    rules.add_rule(eperm, "setrlimit")
+    rules.add_rule(eperm, "prlimit64", pyseccomp.Arg(2, pyseccomp.NE, 0))     # reading a limit stays allowed
+    with tempfile.TemporaryFile() as bpf:
+        rules.export_bpf(bpf)
+        bpf.seek(0)
+        return bpf.read()
+
+
 def _seccomp_file():
     """A temporary file holding the seccomp program, at its start, for one bwrap to read (``--seccomp FD``)."""
     bpf = tempfile.TemporaryFile()
@@ -667,6 +692,9 @@ class Worker:
 
     def _start(self) -> None:
         limits = self.limits.worker_limits()
+        program = worker_seccomp_program()
+        if program:
+            limits["seccomp"] = program.hex()
         limits["drop_uid"], limits["drop_gid"] = (DROP_UID, DROP_UID) if self._drop_uid else self._run_as or (None, None)
         if self.level == BWRAP:
             limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)
@@ -955,8 +983,8 @@ class Worker:
         got = self._wait(start, mark, limit)
         if type(got) is str:
             self.busy += limit
+            error = self._timed_out(head, limit, got)    # (before the kill, which stops the CPU clock)
             self._kill()
-            error = self._timed_out(head, limit, got)
             if head.module:
                 self._imported += limit
                 self._import_failed[head.module] = error

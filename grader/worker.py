@@ -204,6 +204,22 @@ def _drop_privileges(uid: int | None, gid: int | None = None) -> None:
             raise SystemExit("could not drop capabilities")
 
 
+def _filter_syscalls(program: bytes) -> None:
+    """Add the grader's seccomp filter (a BPF program libseccomp wrote) to this process, for good."""
+    import ctypes
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    code = ctypes.create_string_buffer(program, len(program))
+    PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.prctl(
+            PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(Program(len(program) // 8, ctypes.addressof(code))),
+            0, 0) != 0:
+        raise SystemExit("could not install the worker's syscall filter")
+
+
 def _set_parent_death_signal() -> None:
     """Linux: be killed when the parent dies (the grader, or for a worker its zygote), so nothing outlives it."""
     if sys.platform.startswith("linux"):
@@ -350,6 +366,8 @@ def main(argv: list[str]) -> None:
         _private_tmp(limits["tmp_bytes"], limits["tmp_inodes"])
     _drop_privileges(limits.get("drop_uid"), limits.get("drop_gid"))
     _limit(limits)
+    if limits.get("seccomp"):
+        _filter_syscalls(bytes.fromhex(limits["seccomp"]))
     while True:
         try:
             request = read_message(requests)
