@@ -42,17 +42,3 @@ class GraderFault(Exception):
 
     :param message: one sentence for the instructor, e.g. ``"the sandbox's zygote died during gelu()"``.
     """
-
-
-class Deferred(Exception):
-    """Raised by a test whose verdict needs the submission's other tests first, e.g. a block test that
-    accepts the wiring around the known mistakes the component tests find (``Student.known_mistakes``).
-
-    The runner calls ``check()`` after the submission's other tests; its outcome (returns, raises
-    Mismatch, ...) is the test's verdict. A check that calls student code gets one fresh worker, shared
-    by the deferred checks only, so it knows nothing of what the tests ran.
-    """
-
-    def __init__(self, check):
-        super().__init__("finished after the other tests")
-        self.check = check

@@ -191,8 +191,6 @@ class Catalogue:
         self._variants_path = variants if variants is not None and variants.is_file() else None
         self._search = tuple(search)
         self._computed: dict[str, Outputs] = {}
-        self.test = ""                                   # the test running now (runner.start_test)
-        self.calls: dict[str, list[Call]] = {}           # test nodeid -> its calls, for explains()
 
     @classmethod
     def for_course(cls, course) -> "Catalogue":
@@ -233,24 +231,7 @@ class Catalogue:
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> "Call":
         """The known mistakes on the student's ``function(*args, **kwargs)``: a
         :data:`~grader.compare.Diagnose` for a check on it, whose ``outputs()`` are the mistakes' outputs."""
-        call = Call(self, function, args, kwargs)
-        self.calls.setdefault(self.test, []).append(call)
-        return call
-
-    def start_test(self, nodeid: str) -> None:
-        """The runner: the calls from now on belong to the test ``nodeid`` (its earlier ones are dropped)."""
-        self.test = nodeid
-        self.calls[nodeid] = []
-
-    def explains(self, mistake: str, failed: Mapping[str, bool]) -> bool:
-        """Is ``mistake`` surely in a component? ``failed``: nodeid -> did it fail, for every test of one
-        problem. True when at least one failed, and every test that the mistake fails (each of its
-        variants) failed too: a component that fails one test on purpose to get a mistake named does not
-        pass this. (A student's own way of writing a mistake may pass a test that the variants fail.)"""
-        for nodeid, did_fail in failed.items():
-            if not did_fail and any(call.fails(mistake) for call in self.calls.get(nodeid, [])):
-                return False
-        return any(failed.values())
+        return Call(self, function, args, kwargs)
 
     def __getattr__(self, function: str) -> Callable[..., Diagnose]:
         if function.startswith("_"):
@@ -262,32 +243,16 @@ class Catalogue:
 class Call:
     """The known mistakes on one call of a student's function (``mistakes.block(x, params)``).
 
-    Calling it is a :data:`~grader.compare.Diagnose`; :meth:`outputs` gives mistake id -> its variants' outputs;
-    the check that uses it reports what it compared (:meth:`checked`), so :meth:`fails` can tell whether
-    a mistake fails that check.
+    Calling it is a :data:`~grader.compare.Diagnose`; :meth:`outputs` gives mistake id -> its variants' outputs.
     """
 
     catalogue: "Catalogue | Recorder"
     function: str
     args: tuple
     kwargs: dict
-    check: tuple = ()                                    # (expected values, same) once the check ran
 
     def outputs(self) -> Outputs:
         return self.catalogue.outputs(self.function, self.args, self.kwargs)
-
-    def checked(self, expected: Sequence[Any], same: Same) -> None:
-        """Called by the check: the values it accepts and how it compares."""
-        self.check = (expected, same)
-
-    def fails(self, mistake: str) -> bool | None:
-        """Would ``mistake`` fail this check? None when the check did not run or the mistake is not known here.
-        (Precomputed data leaves out outputs equal to the reference's: such a mistake passes.)"""
-        if not self.check or mistake not in self.catalogue.messages:
-            return None
-        expected, same = self.check
-        outputs = self.outputs().get(mistake, [])
-        return bool(outputs) and not any(_safe(same, out, e) for out in outputs for e in expected)
 
     def __call__(self, got: Any, expected: Sequence[Any], same: Same) -> Diagnosis | None:
         return unique_match(self.outputs(), self.catalogue.messages, got, expected, same, prefer=f"{self.function}.")

@@ -2,7 +2,9 @@
 
 - ``feedback.mistakes_data``: the known mistakes' outputs on every call the public suites diagnose, found by running
   the public suites in this process with the reference as the student and noting each ``mistakes.<function>(...)``;
-- ``feedback.trace_data``: the reference's value at every step of the worked example, for every case.
+- ``feedback.trace_data``: the reference's value at every step of the worked example, for every case;
+- ``feedback.wiring_data``: in each public wiring test, the reference's calls of its other functions, which
+  the stand-ins answer from (:mod:`grader.standins`).
 
 Run it after changing a public suite, the catalogue, the worked example or a solution; ``--check`` (and the
 project's tests) fail while a stored file is out of date.
@@ -25,10 +27,23 @@ from .runner import PYTEST_INI, load_reference, suite_files
 
 
 class InProcess:
-    """Trusted functions called like the student proxy: on copies of the arguments, in this process."""
+    """Trusted functions called like the student proxy: on copies of the arguments, in this process.
+    ``wired(...)`` records the calls of the other course functions (``functions``: name -> module) under
+    the test named in ``test`` (a one-item list the suite runner keeps up to date)."""
 
-    def __init__(self, functions: SimpleNamespace):
+    def __init__(self, functions: SimpleNamespace, course_functions: dict | None = None, test: list | None = None):
         self._functions = functions
+        self._course_functions = course_functions or {}
+        self._test = test if test is not None else [""]
+        self.wired_calls: dict[str, dict[str, list[dict]]] = {}
+
+    def wired(self, name: str, *args: Any, **kwargs: Any):
+        from .standins import record, reference_modules
+
+        value, calls = record(self._functions, reference_modules(self._functions), name, args, kwargs,
+                              self._course_functions)
+        self.wired_calls.setdefault(self._test[0], {}).setdefault(name, []).extend(calls)
+        return value
 
     def __getattr__(self, name: str):
         function = getattr(self._functions, name)
@@ -42,17 +57,23 @@ class InProcess:
 class _PublicRun:
     """A pytest plugin: the public suites with the reference as the student, noting the diagnosed calls."""
 
-    def __init__(self, reference: SimpleNamespace):
+    def __init__(self, reference: SimpleNamespace, functions: dict):
         self._reference = reference
         self.recorder = Recorder()
         self.failures: list[str] = []
+        self._test = [""]
+        self.student = InProcess(reference, functions, self._test)
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
+        config.addinivalue_line("markers", "wiring: the test calls student.wired(...)")
 
-    @pytest.fixture
-    def student(self) -> InProcess:
-        return InProcess(self._reference)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self._test[0] = item.nodeid
+
+    @pytest.fixture(name="student")
+    def _student(self) -> InProcess:
+        return self.student
 
     @pytest.fixture
     def mistakes(self) -> Recorder:
@@ -71,19 +92,27 @@ class _PublicRun:
             self.failures.append(report.nodeid)
 
 
-def mistakes_data(course: Course, reference: SimpleNamespace) -> dict:
-    """Run the public suites with the reference and precompute the mistakes for every diagnosed call.
+def public_run(course: Course, reference: SimpleNamespace) -> _PublicRun:
+    """The public suites run with the reference as the student, in this process.
 
-    :raises GradeError: the course names no catalogue, or the reference fails a public test.
+    :raises GradeError: the reference fails a public test.
     """
-    if course.feedback.mistakes is None:
-        raise GradeError(f"{course.path}: field 'feedback.mistakes': no catalogue of mistakes")
-    run = _PublicRun(reference)
+    run = _PublicRun(reference, course.functions)
     pytest.main([str(f) for f in suite_files(course, hidden=False)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"], plugins=[run])
     if run.failures:
         raise GradeError(f"the reference fails public tests, so nothing was written: {', '.join(run.failures)}")
+    return run
+
+
+def mistakes_data(course: Course, reference: SimpleNamespace, run: _PublicRun) -> dict:
+    """The mistakes' outputs for every call the public suites diagnose.
+
+    :raises GradeError: the course names no catalogue.
+    """
+    if course.feedback.mistakes is None:
+        raise GradeError(f"{course.path}: field 'feedback.mistakes': no catalogue of mistakes")
     functions = InProcess(reference)
     return precompute(Catalogue.for_course(course).mistakes, run.recorder.calls,
                       lambda name, args, kwargs: getattr(functions, name)(*args, **kwargs))
@@ -108,10 +137,15 @@ def build(course: Course) -> dict[Path, str]:
 
     :raises GradeError: the course has no solutions, or names no feedback files.
     """
+    from .standins import wiring_data
+
     reference = load_reference(course)
     files = {}
+    run = public_run(course, reference) if course.feedback.mistakes_data or course.feedback.wiring_data else None
     if course.feedback.mistakes_data is not None:
-        files[course.feedback.mistakes_data] = dumps(mistakes_data(course, reference))
+        files[course.feedback.mistakes_data] = dumps(mistakes_data(course, reference, run))
+    if course.feedback.wiring_data is not None:
+        files[course.feedback.wiring_data] = dumps(wiring_data(run.student.wired_calls, reference, course.functions))
     if course.feedback.trace_data is not None:
         files[course.feedback.trace_data] = dumps(trace_data(course, reference))
     if not files:

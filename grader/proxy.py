@@ -53,8 +53,10 @@ class Student:
     :param limits: the call timeout and the time budgets, seconds.
     """
 
-    def __init__(self, worker: Worker, functions: Mapping[str, str], limits: Limits, plan: Plan = ()):
+    def __init__(self, worker: Worker, functions: Mapping[str, str], limits: Limits, plan: Plan = (),
+                 wiring=None):
         self._worker = worker
+        self._wiring = wiring                            # a grader.standins.Wiring, for wired()
         self._functions = dict(functions)
         self._limits = limits
         self._problem = ""
@@ -62,7 +64,6 @@ class Student:
         self._total = 0.0
         self._busy = 0.0                                 # the worker's busy seconds already charged
         self._output: list[str] = []
-        self._found: dict[str, bool] = {}
         self._fresh_next = False
         self._test: str | None = None
         self._public = True                              # the current test is a public one
@@ -102,31 +103,25 @@ class Student:
         text, self._output = "".join(self._output), []
         return text
 
-    def known_mistakes(self) -> Mapping[str, bool]:
-        """The known mistakes (catalogue ids, e.g. ``"layernorm.ddof1"``) that failed tests of the other
-        problems named in this submission, each with whether it is sure: its problem failed every test
-        that the mistake fails.
-
-        Known once the submission's tests have run, that is in a :class:`~grader.errors.Deferred` check.
-        """
-        return self._found
-
-    def note_known_mistakes(self, found: Mapping[str, bool]) -> None:
-        """Record the known mistakes found (the runner, before the deferred checks)."""
-        self._found = dict(found)
-
     def fresh_worker_next(self) -> None:
         """Run the next call, if one comes, in a fresh worker: nothing the student's code did before is known."""
         self._fresh_next = True
-
-    def put_back_output(self, text: str) -> None:
-        """Put ``text`` in front of what the next :meth:`take_output` returns."""
-        self._output.insert(0, text)
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in self._functions:
             raise AttributeError(f"no student function {name!r} in course.json")
         return partial(self._call, name, False)
+
+    def wired(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the student's ``name`` with every other course function it calls answered by the
+        reference (see :mod:`grader.standins`): only its own lines are judged. Wiring tests only
+        (``@pytest.mark.wiring``: the runner runs them last, in a fresh worker)."""
+        if name not in self._functions:
+            raise AttributeError(f"no student function {name!r} in course.json")
+        if self._wiring is None or self._test is None:
+            raise RuntimeError("student.wired() is for tests marked @pytest.mark.wiring")
+        return self._call(name, False, *args, _stand_ins=self._wiring.stand_ins(self._test, self._public, name),
+                          **kwargs)
 
     def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
         """Call ``name`` and also return the arguments as the student's function left them.
@@ -154,7 +149,7 @@ class Student:
         if not tickets:
             self._plan = []
 
-    def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
+    def _call(self, name: str, return_inputs: bool, *args: Any, _stand_ins=None, **kwargs: Any):
         limits = self._limits
         left_problem = limits.problem_budget - self._spent.get(self._problem, 0.0)
         left_total = limits.submission_budget - self._total
@@ -167,7 +162,7 @@ class Student:
             self._fresh_next = False
             self._worker.restart()
         ticket = encoded = None
-        if self._test is not None:
+        if self._test is not None and _stand_ins is None:
             encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
             self._send_ahead()
             sent = self._tickets.get(encoded)
@@ -179,7 +174,8 @@ class Student:
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,
                                       timeout=min(limits.call_timeout, left),
-                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded)
+                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded,
+                                      stand_ins=_stand_ins)
             seconds = reply.seconds
         except StudentError as err:
             seconds = err.seconds
@@ -213,6 +209,9 @@ class Recorder(Student):
     def __init__(self, functions: Mapping[str, str]):
         super().__init__(None, functions, Limits())
         self.made: Plan = []
+
+    def wired(self, name: str, *args: Any, **kwargs: Any):
+        raise Recorded                                   # never sent ahead: it needs a worker of its own
 
     def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
         self.made.append(Planned(self._test, name, return_inputs,

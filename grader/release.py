@@ -39,6 +39,8 @@ def student_manifest(course: Course) -> dict:
     limits = asdict(course.limits)
     manifest["imports"] = list(limits.pop("imports"))    # the same import policy as at grading
     manifest["limits"] = limits
+    if course.feedback.wiring_data:                     # the wiring tests' stand-ins answer from it
+        manifest["feedback"] = {"wiring_data": str(_relative(course, course.feedback.wiring_data, "the wiring data"))}
     if course.due:
         manifest["due"] = course.due.isoformat()
     if course.late_policy:
@@ -59,6 +61,8 @@ def public_files(course: Course) -> dict[PurePosixPath, Content]:
         for path in sorted(folder.glob("*.py")):
             if path.resolve() not in hidden:
                 files[_relative(course, path, "the public suite")] = path
+    if course.feedback.wiring_data and course.feedback.wiring_data.is_file():
+        files[_relative(course, course.feedback.wiring_data, "the wiring data")] = course.feedback.wiring_data
     return files
 
 

@@ -27,7 +27,7 @@ import pytest
 from .compare import Mismatch
 from .course import Course, Problem
 from .course import load as load_course
-from .errors import Deferred, GradeError, GraderFault, StudentError
+from .errors import GradeError, GraderFault, StudentError
 from .figures import Figures
 from .proxy import Planned, Recorded, Recorder, Student
 from .sandbox import PROCESS, Worker, Zygote, describe, started_worker
@@ -146,7 +146,7 @@ class GradingPlugin:
         self._verdicts: dict[str, tuple[str, str, str]] = {}
         self._feedback: dict[str, dict] = {}
         self._figures: dict[str, Figures] = {}
-        self._deferred: list[tuple[pytest.Item, Deferred, str]] | None = None
+        self._standins = None                            # a grader.standins.Wiring, made on first need
         self._plan: list[Planned] = []                   # the calls to send ahead (see _plan_calls)
         self._suites: dict[Path, tuple[Problem, bool]] = {}
         self._public: dict[str, bool] = {}                # nodeid -> may the student see values and output
@@ -158,6 +158,7 @@ class GradingPlugin:
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
+        config.addinivalue_line("markers", "wiring: the test calls student.wired(...) (run last, in a fresh worker)")
 
     def _value(self, name: str, nodeid: str):
         """The value of one of the grader's fixtures for the test ``nodeid``."""
@@ -227,7 +228,9 @@ class GradingPlugin:
             totals[problem.name] = totals.get(problem.name, 0.0) + points
             visibility = "visible" if item.path.resolve() == problem.public else "after_published"
             table.append((item, problem, points, visibility))
-        table.sort(key=lambda row: row[3] != "visible")     # every public test before any hidden one (stable)
+        # Every public test before any hidden one (calls are sent ahead by phase); the wiring tests last, in
+        # a worker of their own (public ones first again), stable within each group.
+        table.sort(key=lambda row: (_wiring(row[0]), row[3] != "visible"))
         if self.hidden:
             for problem in self.course.problems:
                 if abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
@@ -275,7 +278,7 @@ class GradingPlugin:
         try:
             for item, _, _, visibility in items:
                 names = self._direct_args[item.nodeid]
-                if names is None:
+                if names is None or _wiring(item):
                     continue
                 recorder.start_test(item.nodeid, visibility == "visible")
                 try:
@@ -305,13 +308,19 @@ class GradingPlugin:
         self._zygote.wait()
         return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, self.course.modules)
 
+    def _wiring(self):
+        """Where the wiring tests' stand-ins get their values (the reference where the solutions are here)."""
+        if self._standins is None:
+            from .standins import Wiring
+
+            has_solutions = self.course.solutions is not None and self.course.solutions.is_dir()
+            self._standins = Wiring.for_course(self.course, self._value("reference", "") if has_solutions else None)
+        return self._standins
+
     def _record(self, item: pytest.Item, exc: BaseException | None) -> None:
         """Keep a test's first verdict, and the feedback (diff, diagnosis, figures) the student may see."""
         public = self._public[item.nodeid]
         output = self._student.take_output() if self._student else ""
-        if isinstance(exc, Deferred) and self._deferred is not None:
-            self._deferred.append((item, exc, output))
-            return
         if exc is None:
             self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
         else:
@@ -347,33 +356,6 @@ class GradingPlugin:
         else:
             self._record(item, None)
 
-    def _run_deferred(self, problems: dict[str, Problem]) -> None:
-        """Finish the tests that raised Deferred, in one fresh worker (started at their first call) that
-        runs nothing else. Each knows the known mistakes that failed tests of the other problems named
-        (:meth:`Student.known_mistakes`), and for each whether its problem failed every test it fails."""
-        deferred, self._deferred = self._deferred, None
-        if not deferred:
-            return
-        failed: dict[str, dict[str, bool]] = {}          # problem -> nodeid -> did the test fail
-        named: dict[str, set[str]] = {}                  # problem -> the mistakes its failed tests named
-        for nodeid, (status, _, _) in self._verdicts.items():
-            problem = problems[nodeid].name
-            failed.setdefault(problem, {})[nodeid] = status != "passed"
-            diagnosis = self._feedback.get(nodeid, {}).get("diagnosis")
-            if status != "passed" and diagnosis:
-                named.setdefault(problem, set()).add(diagnosis)
-        catalogue = self._value("mistakes", "")
-        found = {problem: {m: catalogue.explains(m, failed[problem]) for m in mistakes}
-                 for problem, mistakes in named.items()}
-        self._student.fresh_worker_next()
-        for item, exc, output in deferred:
-            problem = problems[item.nodeid].name
-            self._student.note_known_mistakes({m: sure for p, ms in found.items() if p != problem
-                                               for m, sure in ms.items()})
-            self._student.charge_to(problem)
-            self._student.put_back_output(output)        # what the test's first part printed
-            self._finish(item, exc.check)
-
     def _grade(self, job: Job, items: list) -> Graded:
         """Grade one submission; when the grader's own machinery fails, once more from scratch with a fresh
         zygote (a zygote killed from outside, say), and if it fails again, flag it (``grader_error``)."""
@@ -390,26 +372,27 @@ class GradingPlugin:
 
     def _grade_once(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
-        self._verdicts, self._feedback, self._figures, self._deferred = {}, {}, {}, []
+        self._verdicts, self._feedback, self._figures = {}, {}, {}
         error, fault = "", False
         try:
             with self._worker(job) as worker:
-                self._student = Student(worker, self.course.functions, self.course.limits, self._plan)
-                catalogue = self._value("mistakes", "")
+                self._student = Student(worker, self.course.functions, self.course.limits, self._plan,
+                                        self._wiring())
+                wiring = False
                 for i, (item, problem, _, visibility) in enumerate(items):
+                    if _wiring(item) and not wiring:     # nothing the student's code did before is known there
+                        wiring = True
+                        self._student.start_test(None)
+                        self._student.fresh_worker_next()
                     self._student.charge_to(problem.name)
                     args = self._direct_args[item.nodeid]
                     self._student.start_test(item.nodeid, visibility == "visible")
-                    catalogue.start_test(item.nodeid)
                     if args is not None:
                         self._call_directly(item, args)
                     else:
                         nextitem = items[i + 1][0] if i + 1 < len(items) else None
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
                     worker.check_fault()                 # a fault a suite's `except` swallowed still counts
-                self._student.start_test(None)
-                self._run_deferred({item.nodeid: problem for item, problem, _, _ in items})
-                worker.check_fault()
         except GraderFault as err:
             error, fault = f"the grader failed, not your code: {err}", True
         except StudentError as err:                      # e.g. a submission too large to copy
@@ -423,7 +406,7 @@ class GradingPlugin:
             error, fault = f"the grader failed on this submission ({type(exc).__name__}; its traceback is in " \
                            "the grader's output)", True  # (a message could hold a student's value)
         finally:
-            self._student, self._deferred = None, None
+            self._student = None
         broken = [item.name for item, *_ in items if self._verdicts.get(item.nodeid, ("", "", ""))[1] == "grader_error"]
         if broken and not fault:
             error, fault = f"the grader failed, not your code: test {broken[0]} raised an error of its own", True
@@ -434,6 +417,11 @@ class GradingPlugin:
                                       output=output, visibility=visibility, kind=kind,
                                       feedback=self._feedback.get(item.nodeid, {})))
         return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error, fault)
+
+
+def _wiring(item: pytest.Item) -> bool:
+    """A wiring test (``@pytest.mark.wiring``): it calls ``student.wired(...)``."""
+    return item.get_closest_marker("wiring") is not None
 
 
 def _not_dumpable() -> None:

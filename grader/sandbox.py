@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import worker as wire
 from .errors import GradeError, GraderFault, StudentError
@@ -88,6 +88,7 @@ class _Sent:
     limit: float = 0.0           # its CPU seconds when it is not the call awaited
     module: str = ""             # an import's module ("" for a call)
     sent: float = 0.0            # time.monotonic() when written
+    answer: Any = None           # a call with stand-ins: answer(function, args, kwargs) gives their values
 
 
 SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
@@ -829,11 +830,14 @@ class Worker:
         return wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
                             "return_inputs": return_inputs})
 
-    def _request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes]) -> tuple[_Sent, bytes]:
+    def _request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes],
+                 stand_ins: Mapping[str, str] | None = None) -> tuple[_Sent, bytes]:
         """An encoded call (:meth:`encode_call`) as a request with a fresh ticket, and its bytes."""
         ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
         head = json.loads(call[0])
         head["body"]["$dict"].update(id=ticket, module=module)
+        if stand_ins:
+            head["body"]["$dict"]["standins"] = {"$dict": dict(stand_ins)}
         data = b"".join(wire._HEADER.pack(len(f)) + f for f in [json.dumps(head).encode(), *call[1:]])
         return _Sent(ticket, function, return_inputs, len(data), limit=self.limits.call_timeout), data
 
@@ -981,6 +985,9 @@ class Worker:
         limit = timeout if mine else head.limit
         start, mark = max(head.sent, self._last), self._cpu_last
         got = self._wait(start, mark, limit)
+        while head.answer is not None and type(got) is tuple and got[0] == "ok" and _asks(got[1], head.ticket):
+            self._answer_stand_in(head, got[1])
+            got = self._wait(start, mark, limit)
         if type(got) is str:
             self.busy += limit
             error = self._timed_out(head, limit, got)    # (before the kill, which stops the CPU clock)
@@ -1037,8 +1044,27 @@ class Worker:
                                                          # could eat its budgets running ahead of the tests;
                                                          # they run when asked, in a fresh worker
 
+    def _answer_stand_in(self, head: _Sent, request: dict) -> None:
+        """Answer a stand-in's call (see :meth:`call`'s ``stand_ins``) with the reference's value, or say
+        that the specified wiring never gives that function that input."""
+        name, args, kwargs = request["standin"], request.get("args"), request.get("kwargs")
+        try:
+            if type(args) is not list or type(kwargs) is not dict:
+                raise NotSpecified(f"{name}() was called in a way the grader cannot read")
+            answer = {"id": head.ticket, "ok": True, "value": head.answer(name, args, kwargs)}
+        except NotSpecified as why:
+            answer = {"id": head.ticket, "ok": False, "error": str(why)}
+        data = b"".join(wire._HEADER.pack(len(f)) + f for f in wire.encode(answer))
+        if self._channel is not None:
+            self._channel.deadline = time.monotonic() + self.limits.call_timeout * WALL_FACTOR
+            self._channel.write(data)
+        else:
+            self._requests.write(data)
+            self._requests.flush()
+
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
-             return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None) -> Reply:
+             return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None,
+             stand_ins: tuple[Mapping[str, str], Callable[[str, list, dict], Any]] | None = None) -> Reply:
         """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
 
         :param timeout: CPU seconds before the worker is killed, counted from when the worker could start
@@ -1046,6 +1072,10 @@ class Worker:
         :param ticket: this very call's ticket from :meth:`ahead`, if it was sent ahead (unknown tickets,
             e.g. of a worker killed since, are ignored: the call is sent now).
         :param encoded: the call as :meth:`encode_call` gives it, if the caller has it already.
+        :param stand_ins: ``(functions, answer)``: run the call with each of the student's ``functions``
+            (name -> module) bound, wherever the submission's modules refer to it, to a stand-in whose
+            value is ``answer(name, args, kwargs)``, computed here from trusted code (it raises
+            :class:`NotSpecified` for an input the specified wiring never gives).
         :raises StudentError: the student's code raised, timed out, crashed, exited or returned bad data.
             Its ``message`` is the grader's own words (a hidden test shows it); ``public`` and ``detail`` may
             hold what the student's code chose (an exception's name, a traceback): public tests only.
@@ -1057,7 +1087,9 @@ class Worker:
             try:
                 if ticket is None or (ticket not in self._answers and all(s.ticket != ticket for s in self._sent)):
                     one, request = self._request(module, function, return_inputs,
-                                                 encoded or self.encode_call(function, args, kwargs, return_inputs))
+                                                 encoded or self.encode_call(function, args, kwargs, return_inputs),
+                                                 stand_ins[0] if stand_ins else None)
+                    one.answer = stand_ins[1] if stand_ins else None
                     while self._sent and self._unanswered + one.size > AHEAD_BYTES:
                         self._receive(None, self.limits.call_timeout)        # make room: never both writing
                     self._write([one], request)
@@ -1168,7 +1200,16 @@ def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path 
     return worker
 
 
-KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large"}
+KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large", "not_specified"}
+
+
+class NotSpecified(Exception):
+    """A stand-in was called on an input the specified wiring never gives it."""
+
+
+def _asks(message: Any, ticket: str) -> bool:
+    """Is ``message`` a stand-in's question for the call ``ticket``?"""
+    return type(message) is dict and message.get("id") == ticket and type(message.get("standin")) is str
 SHOWN_TEXT = 2000        # characters of the worker's own error text kept (public tests only)
 
 
@@ -1181,7 +1222,9 @@ def _words(kind: str, module: str, function: str) -> str:
             "raised": f"{function}() raised an exception",
             "bad_type": f"{function}() returned a value that cannot be graded: return a numpy array of a "
                         "numeric dtype, or plain Python numbers",
-            "too_large": f"{function}() returned a value that is too large"}[kind]
+            "too_large": f"{function}() returned a value that is too large",
+            "not_specified": f"{function}() called one of your functions on an input the specified wiring never "
+                             "gives it"}[kind]
 
 
 def _well_formed(reply: Any, nonce: str, return_inputs: bool) -> bool:

@@ -1,17 +1,22 @@
 """Public tests for mlp(u, W_1, W_2) = gelu(u @ W_1) @ W_2 and the pre-LN block(x, params, n_heads=1,
 use_attention=True): h = x + attention(layernorm(x, gamma_1, beta_1), ...), y = h + mlp(layernorm(h, gamma_2, beta_2), ...).
 
-These tests grade the wiring. Each one accepts either the expected numbers (computed once from a correct
-solution, 10 significant digits) or, when the tests of your layernorm, attention or gelu found a known mistake
-in it, the same wiring around a component with that mistake, so a mistake inside those costs points in their
-own problems, not here.
+These tests grade the wiring: your block runs with your layernorm, attention and mlp (and your mlp with
+your gelu) replaced by correct ones, so a mistake inside those costs points in their own problems, never
+here, and these tests check only the lines of block and mlp themselves. The stand-ins answer the calls the
+specified wiring makes (recorded from a correct solution in wiring.json); a call
+on any other input is a mistake of the wiring, named as such. A block that computes its parts itself is
+judged on its own output. The expected numbers were computed once from a correct solution, 10 significant
+digits.
 """
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_close, assert_close_any, same_array
-from grader.errors import Deferred
+from grader.compare import assert_close
 from public.toy import PARAMS, X
+
+# The toy's weights with gamma and beta given (ones and zeros): a block may pass the defaults on either way.
+TOY = {**PARAMS, **{f"{n}_{i}": f(4) for i in (1, 2) for n, f in (("gamma", np.ones), ("beta", np.zeros))}}
 
 # Fixed weights for a 3-token, d = 4, two-head block (one decimal each).
 WEIGHTS = {
@@ -50,39 +55,7 @@ WEIGHTS = {
 }
 
 
-def assert_wiring(student, got, expected, *, what, diagnose, **tol):
-    """Pass when `got` matches `expected`, or the same wiring around a component with a known mistake that
-    this submission's other tests found in it (a failed test of its layernorm, attention or gelu named that
-    mistake), so a mistake inside a component costs points in its own problem, not here.
-
-    The wiring around the faulty component is the catalogue's variant (`diagnose.outputs()`), trusted code:
-    no student code runs for it. A variant that computes the same as a known wiring mistake (the wiring
-    around a layernorm that ignores gamma and beta, and a block that does not pass them on) only counts
-    when the mistake is sure (the component failed every test the mistake fails): a component could fail
-    one test on purpose to get it named. Decided after the submission's other tests (Deferred), when all
-    the components' tests have run. `diagnose` also names a known wiring mistake.
-    """
-    try:
-        assert_close(got, expected, what=what, **tol)
-        return
-    except Mismatch:
-        pass
-
-    def check():
-        candidates = {"the expected values": expected}
-        found = student.known_mistakes()
-        outputs = diagnose.outputs()
-        wiring = [w for mistake, ws in outputs.items() if mistake.startswith(("block.", "mlp.")) for w in ws]
-        for mistake, variants in outputs.items():
-            if mistake in found:
-                for i, variant in enumerate(variants):
-                    if found[mistake] or not any(same_array(variant, w, **tol) for w in wiring):
-                        candidates[f"the specified wiring around your {mistake} ({i})"] = variant
-        assert_close_any(got, candidates, what=what, diagnose=diagnose, **tol)
-
-    raise Deferred(check)
-
-
+@pytest.mark.wiring
 @pytest.mark.points(2)
 def test_mlp_small_example(student, mistakes):
     """mlp of a 2×3 input through a hidden layer of 4: gelu(u @ W_1) @ W_2."""
@@ -97,12 +70,13 @@ def test_mlp_small_example(student, mistakes):
                     [0.1, 0.9, -0.8]])
     expected = [[0.9478736877, 1.678829899, -1.690222238],
                 [1.260976516, 0.50241794, -0.5803193852]]
-    got = student.mlp(u, w_1, w_2)
-    assert_wiring(student, got, expected,
+    got = student.wired("mlp", u, w_1, w_2)
+    assert_close(got, expected,
                   what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)",
                   diagnose=mistakes.mlp(u, w_1, w_2))
 
 
+@pytest.mark.wiring
 @pytest.mark.points(3)
 def test_block_on_the_course_toy_example(student, mistakes):
     """The whole block on the course's toy example (5 tokens, d = 4, one head): its last row is the course's y_5."""
@@ -111,13 +85,14 @@ def test_block_on_the_course_toy_example(student, mistakes):
                 [-0.3219335181, 2.087551656, -0.3244164619, 1.797916798],
                 [-0.07003272532, 2.265506779, 0.05423725009, 1.225231811],
                 [-0.4357519396, 1.551035008, -0.4610987424, 1.69792702]]
-    got = student.block(X, PARAMS)
-    assert_wiring(student, got, expected,
+    got = student.wired("block", X, TOY)
+    assert_close(got, expected,
                   what="block of the course's toy X with the toy weights (one head, default gamma and beta; "
                        "row 5 is the course's y_5 = [-0.436, 1.551, -0.461, 1.698])",
-                  diagnose=mistakes.block(X, PARAMS))
+                  diagnose=mistakes.block(X, TOY))
 
 
+@pytest.mark.wiring
 @pytest.mark.points(3)
 def test_block_two_heads_with_gamma_and_beta(student, mistakes):
     """A block with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 on 3 tokens of width 4."""
@@ -127,8 +102,8 @@ def test_block_two_heads_with_gamma_and_beta(student, mistakes):
     expected = [[-0.6871969445, 1.276475047, -1.017283394, -0.8892263951],
                 [-1.179912102, -1.023484316, 0.3058685845, -1.676530148],
                 [-1.556466322, 1.427794292, -0.05762257189, -1.664430256]]
-    got = student.block(x, WEIGHTS, 2)
-    assert_wiring(student, got, expected,
+    got = student.wired("block", x, WEIGHTS, 2)
+    assert_close(got, expected,
                   what="block of a 3×4 input with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 "
                        "(pre-LN: each LayerNorm reads the stream, each branch is added back to it)",
                   diagnose=mistakes.block(x, WEIGHTS, 2))

@@ -1,0 +1,207 @@
+"""Stand-ins: grade a function on its own lines, whatever the student's other functions do.
+
+A wiring test (``@pytest.mark.wiring``) calls ``student.wired("block", x, params)``: the student's ``block``
+runs in the worker with every other course function it calls (``layernorm``, ``attention``, ``mlp``, ...)
+bound to a stand-in (see :func:`grader.worker._stand_ins`), and each stand-in's value comes from here, the
+grader: so a fault inside a component costs points only in that component's problem, and a block that
+is wired wrong loses its points however its components are written, including components that
+recognise the check (none of their code runs). A function that computes its parts itself, calling none
+of them, is judged on its own output.
+
+Where the values come from:
+
+- hidden tests: the reference functions, on whatever the student's function passes them;
+- public tests: the reference's own calls on the test's inputs, recorded by ``grade precompute`` in
+  ``feedback.wiring_data`` (a student's release has no solutions), matched within a tight tolerance on
+  the arguments bound to the reference's signature: a call the specified wiring never makes is refused
+  (``NotSpecified``), the same in ``grade check`` and in ``grade autograde``.
+
+No reference code ever enters the worker; its values for this test's calls do, as they would if the
+student's own components were right.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import inspect
+import json
+from types import SimpleNamespace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .compare import same_array
+from .errors import GradeError
+from .sandbox import NotSpecified
+
+RTOL, ATOL = 1e-6, 1e-9        # how close an argument must be to the specified wiring's to match it
+
+Signature = list[tuple[str, bool, Any]]      # (parameter, has a default, the default)
+
+
+def signature_of(function: Callable) -> Signature:
+    """The parameters of a trusted function, as plain data (stored beside the recorded calls)."""
+    return [(p.name, p.default is not inspect.Parameter.empty,
+             None if p.default is inspect.Parameter.empty else p.default)
+            for p in inspect.signature(function).parameters.values()]
+
+
+def bind(signature: Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict | None:
+    """``args`` and ``kwargs`` by parameter name, defaults filled in; None when they do not fit."""
+    names = [name for name, _, _ in signature]
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in bound:
+            return None
+        bound[key] = value
+    for name, has_default, default in signature:
+        if name not in bound:
+            if not has_default:
+                return None
+            bound[name] = default
+    return bound
+
+
+def same(a: Any, b: Any) -> bool:
+    """Arguments alike: arrays of one shape and kind within RTOL/ATOL (NaN and inf in place), the rest equal."""
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype.kind == b.dtype.kind
+                and same_array(a, b, rtol=RTOL, atol=ATOL))
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _never(name: str) -> NotSpecified:
+    return NotSpecified(f"{name}() was called on an input the specified wiring never gives it: look at what "
+                        f"your code passes to {name}()")
+
+
+class Wiring:
+    """Where a wiring test's stand-ins get their values.
+
+    :param functions: every student function of the course -> its module.
+    :param reference: the reference functions (None in a student's release).
+    :param stored: ``feedback.wiring_data`` (:func:`record` for each public wiring test), or None.
+    """
+
+    def __init__(self, functions: Mapping[str, str], reference: SimpleNamespace | None, stored: dict | None):
+        self.functions = dict(functions)
+        self.reference = reference
+        self.stored = stored or {"signatures": {}, "tests": {}}
+
+    @classmethod
+    def for_course(cls, course, reference: SimpleNamespace | None) -> "Wiring":
+        path = course.feedback.wiring_data
+        stored = None
+        if path is not None and path.is_file():
+            try:
+                stored = json.loads(path.read_text())
+            except (OSError, ValueError) as err:
+                raise GradeError(f"{path}: unreadable wiring data: {err}") from None
+        return cls(course.functions, reference, stored)
+
+    def stand_ins(self, test: str, public: bool, function: str) -> tuple[dict[str, str], Callable]:
+        """For the test ``test`` calling the student's ``function``: the functions to stand in for
+        (every other course function), and ``answer(name, args, kwargs)``, their values."""
+        replaced = {name: module for name, module in self.functions.items() if name != function}
+        if public:
+            calls = [decode(c) for c in self.stored["tests"].get(test, {}).get(function, [])]
+            signatures = self.stored["signatures"]     # (stale or missing: `grade precompute --check` says so)
+
+            def answer(name: str, args: list, kwargs: dict) -> Any:
+                bound = bind(signatures.get(name, []), args, kwargs) if name in signatures else None
+                for call in calls:
+                    if call["function"] == name and bound is not None and same(bound, call["bound"]):
+                        return copy.deepcopy(call["value"])
+                raise _never(name)
+        else:
+            reference = self.reference
+            if reference is None:
+                raise GradeError("the hidden tests' stand-ins need the reference solutions")
+
+            def answer(name: str, args: list, kwargs: dict) -> Any:
+                try:
+                    return getattr(reference, name)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+                except Exception:                            # the student's code passed what it cannot take
+                    raise _never(name) from None
+        return replaced, answer
+
+
+def record(reference: SimpleNamespace, modules: Sequence[Any], function: str, args: Sequence[Any],
+           kwargs: Mapping[str, Any], functions: Mapping[str, str]) -> tuple[Any, list[dict]]:
+    """Run the reference ``function`` with its calls of the other course functions recorded: the value and
+    the calls ``[{"function", "bound", "value"}]`` (arguments bound to the callee's signature).
+
+    :param modules: the reference's modules, whose globals that ARE a reference function are wrapped
+        while it runs (as the worker binds the student's).
+    """
+    calls: list[dict] = []
+    originals = {name: getattr(reference, name) for name in functions if name != function}
+    undo = []
+
+    def wrapper(name: str, original: Callable) -> Callable:
+        def recorded(*a, **k):
+            value = original(*a, **k)
+            bound = bind(signature_of(original), copy.deepcopy(list(a)), copy.deepcopy(dict(k)))
+            calls.append({"function": name, "bound": bound, "value": copy.deepcopy(value)})
+            return value
+        return recorded
+
+    try:
+        for name, original in originals.items():
+            stand_in = wrapper(name, original)
+            for module in modules:
+                for key, value in list(vars(module).items()):
+                    if value is original:
+                        undo.append((module, key, value))
+                        setattr(module, key, stand_in)
+        value = getattr(reference, function)(*copy.deepcopy(list(args)), **copy.deepcopy(dict(kwargs)))
+    finally:
+        for module, key, original in undo:
+            setattr(module, key, original)
+    return value, calls
+
+
+def encode(value: Any) -> Any:
+    """Plain data to JSON, arrays exactly (dtype, shape, base64 of their bytes)."""
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        return {"$nd": base64.b64encode(data.tobytes()).decode(), "dtype": data.dtype.str, "shape": list(data.shape)}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {"$dict": {k: encode(v) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    return value
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, dict) and "$nd" in value:
+        return np.frombuffer(base64.b64decode(value["$nd"]), np.dtype(value["dtype"])).reshape(value["shape"]).copy()
+    if isinstance(value, dict) and "$dict" in value:
+        return {k: decode(v) for k, v in value["$dict"].items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def wiring_data(recorded: Mapping[str, Mapping[str, list[dict]]], reference: SimpleNamespace,
+                functions: Mapping[str, str]) -> dict:
+    """The JSON data of ``feedback.wiring_data``: each public wiring test's recorded calls, by the function
+    it wires, and the signatures to bind a stand-in's arguments with."""
+    return {"signatures": {name: signature_of(getattr(reference, name)) for name in functions},
+            "tests": {test: {function: [encode(c) for c in calls] for function, calls in by_function.items()}
+                      for test, by_function in sorted(recorded.items())}}
+
+
+def reference_modules(reference: SimpleNamespace) -> list[Any]:
+    """The modules the reference functions live in."""
+    import sys
+
+    return [sys.modules[f.__module__] for f in vars(reference).values() if f.__module__ in sys.modules]

@@ -1,0 +1,204 @@
+"""Wiring tests: the block (and the mlp) graded on their own lines, with the student's other functions
+replaced by the reference's (grader.standins). A fault inside a component costs points only in its own
+problem; a fault in the wiring costs the block its points whatever the components do; breaking a
+component on purpose never raises the total."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT, grade, write_tree
+
+MODULES = ["layernorm", "gelu", "attention", "block", "params"]
+
+
+def faulty(root: Path, name: str, **edits: tuple[str, str]) -> Path:
+    """A copy of the reference solutions as student `name`, with `module=(old, new)` edits made."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    for module in MODULES:
+        shutil.copy(PROJECT / "solutions" / f"{module}.py", folder / f"{module}.py")
+    for module, (old, new) in edits.items():
+        path = folder / f"{module.rstrip('_0123456789')}.py"
+        text = path.read_text()
+        assert old in text, (module, old)
+        path.write_text(text.replace(old, new))
+    return folder
+
+
+GELU_RETURN = "return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))"
+LN_RETURN = "return gamma * (x - mean) / np.sqrt(var + eps) + beta"
+ATT_RETURN = "return np.concatenate(out, axis=-1) @ W_o"
+SOFTMAX_RETURN = "return e / e.sum(axis=axis, keepdims=True)"
+BLOCK_LN_1 = 'u = layernorm(x, p.get("gamma_1"), p.get("beta_1"))'
+BLOCK_LN_2 = 'u = layernorm(h, p.get("gamma_2"), p.get("beta_2"))'
+
+# One fault in a component each (catalogued or not, a constant, a transpose, a missing projection, a stub, a
+# crash, a component that lies when it can tell it is being checked): the block is correct every time.
+COMPONENT_FAULTS = {
+    "gelu_no_half": {"gelu": (GELU_RETURN, GELU_RETURN.replace("0.5 * x", "x"))},
+    "gelu_stub": {"gelu": (GELU_RETURN, "raise NotImplementedError")},
+    "ln_ddof1": {"layernorm": ("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, keepdims=True, ddof=1)")},
+    "ln_no_beta": {"layernorm": (LN_RETURN, "return gamma * (x - mean) / np.sqrt(var + eps)")},
+    "ln_eps_1e6": {"layernorm": ("eps=1e-5", "eps=1e-6")},
+    "ln_exits": {"layernorm": (LN_RETURN, "import os; os._exit(3)")},
+    "att_no_w_o": {"attention": (ATT_RETURN, "return np.concatenate(out, axis=-1)")},
+    "att_reversed_heads": {"attention": (ATT_RETURN, "return np.concatenate(out[::-1], axis=-1) @ W_o")},
+    "att_pytorch_layout": {"attention": ("q, k, v = u @ W_q, u @ W_k, u @ W_v",
+                                         "q, k, v = u @ W_q.T, u @ W_k.T, u @ W_v.T")},
+    "softmax_no_keepdims": {"attention": (SOFTMAX_RETURN, "return e / e.sum(axis=axis)")},
+    "mlp_no_gelu": {"block": ("return gelu(u @ W_1) @ W_2", "return (u @ W_1) @ W_2")},
+    # a layernorm that returns zeros when the block calls it (and is right when tested alone)
+    "ln_lies_in_block": {"layernorm": (LN_RETURN, "import sys\n    if sys._getframe(1).f_code.co_name == 'block':\n"
+                                                  "        return np.zeros_like(x)\n    " + LN_RETURN)},
+    "two_faults": {"gelu": (GELU_RETURN, GELU_RETURN.replace("0.044715", "0.47")),
+                   "layernorm": ("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, keepdims=True, ddof=1)")},
+}
+# The block's own mistakes, with right components and with components that try to make up for them.
+WIRING_FAULTS = {
+    "block_post_ln": {"block": ("h = x + attention(u,", "h = layernorm(x + attention(x,")},
+    "block_no_gamma_beta": {"block": (BLOCK_LN_1, "u = layernorm(x)"), "block_2": (BLOCK_LN_2, "u = layernorm(h)")},
+}
+# The sabotage a red team found: the block drops gamma and beta, and layernorm ignores them on purpose, so
+# that the two together compute what a correct block computes.
+SABOTAGE = {"block": (BLOCK_LN_1, "u = layernorm(x)"), "block_2": (BLOCK_LN_2, "u = layernorm(h)"),
+            "layernorm": (LN_RETURN, "return (x - mean) / np.sqrt(var + eps)")}
+
+
+@pytest.fixture(scope="module")
+def scores(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("wiring")
+    subs = root / "subs"
+    for name, spec in {**COMPONENT_FAULTS, **WIRING_FAULTS}.items():
+        faulty(subs, name, **spec)
+    faulty(subs, "sabotage", **SABOTAGE)
+    faulty(subs, "reference")
+    # a block that imports its components as modules (ln.layernorm): the stand-ins are found by identity
+    faulty(subs, "module_style_wrong_ln",
+           block=("from layernorm import layernorm", "import layernorm as ln"),
+           block_1=(BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "ln.layernorm(")),
+           block_2=(BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "ln.layernorm(")),
+           layernorm=("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, keepdims=True, ddof=1)"))
+    # a block that computes its own layernorm: judged end to end, right or wrong
+    inline = ("from layernorm import layernorm", "import numpy as np\n\n\ndef layernorm(x, g=None, b=None):\n"
+              "    g = 1 if g is None else g\n    b = 0 if b is None else b\n"
+              "    return g * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True{}) + 1e-5) + b")
+    faulty(subs, "inline_right", block=(inline[0], inline[1].format("")))
+    faulty(subs, "inline_wrong", block=(inline[0], inline[1].format(", ddof=1")))
+    out = root / "out"
+    code, output = grade("autograde", subs, "--out", out, "--jobs", 2)
+    assert code == 0, output
+    return {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+
+
+def points(doc: dict) -> dict[str, float]:
+    return {p["name"]: p["score"] for p in doc["problems"]}
+
+
+def block_tests(doc: dict) -> dict[str, float]:
+    return {t["name"]: t["score"] for t in doc["tests"] if t["problem"] == "block" and "mlp" not in t["name"]}
+
+
+@pytest.mark.parametrize("name", sorted(COMPONENT_FAULTS))
+def test_a_correct_block_keeps_its_points_whatever_its_components_do(scores, name):
+    reference = scores["reference"]
+    assert reference["score"] == 100
+    doc = scores[name]
+    assert doc["status"] == "graded", doc.get("error")
+    assert block_tests(doc) == block_tests(reference), [t["output"] for t in doc["tests"] if t["problem"] == "block"
+                                                         and t["status"] != "passed"]
+    # points fall only in the problems of the modules the fault is in (block.py's: its mlp tests)
+    faulty_problems = {module.rstrip("_0123456789") for module in COMPONENT_FAULTS[name]}
+    lost = {p for p, score in points(doc).items() if score < points(reference)[p]}
+    assert lost <= faulty_problems, lost
+    assert lost or name == "ln_lies_in_block"        # (right when tested alone: it loses nothing)
+
+
+@pytest.mark.parametrize("name", sorted(WIRING_FAULTS))
+def test_a_wiring_fault_costs_the_block_its_points(scores, name):
+    doc = scores[name]
+    assert points(doc)["block"] < 25
+    assert {p: s for p, s in points(doc).items() if p != "block"} == \
+        {p: s for p, s in points(scores["reference"]).items() if p != "block"}
+
+
+def test_breaking_a_component_on_purpose_never_raises_the_total(scores):
+    honest = scores["block_no_gamma_beta"]             # the same block, with a correct layernorm
+    assert scores["sabotage"]["score"] <= honest["score"]
+    assert points(scores["sabotage"])["block"] <= points(honest)["block"] < 25
+
+
+def test_components_are_stood_in_for_wherever_the_block_finds_them(scores):
+    doc = scores["module_style_wrong_ln"]
+    assert points(doc)["block"] == 25 and points(doc)["layernorm"] < 20
+
+
+def test_a_block_that_computes_its_own_parts_is_judged_on_its_own_output(scores):
+    assert points(scores["inline_right"])["block"] == 25
+    assert points(scores["inline_wrong"])["block"] < 25
+
+
+def test_a_call_the_specified_wiring_never_makes_is_named_on_public_tests(scores):
+    """Public tests: the stand-ins answer only the calls the reference makes on the test's inputs."""
+    doc = scores["block_no_gamma_beta"]
+    public = [t for t in doc["tests"] if t["problem"] == "block" and t["visibility"] == "visible"
+              and "mlp" not in t["name"] and t["status"] != "passed"]
+    assert public and all("layernorm() was called on an input the specified wiring never gives it" in t["output"]
+                          for t in public), [t["output"] for t in public]
+    hidden = [t for t in doc["tests"] if t["problem"] == "block" and t["visibility"] != "visible"]
+    assert all("never gives" not in t["output"] or t["output"].endswith("never gives it") for t in hidden)
+
+
+SUITE = '''
+import pytest
+
+@pytest.mark.points(1)
+def test_plain(student):
+    assert student.mark("plain") == ["plain"]
+
+@pytest.mark.wiring
+@pytest.mark.points(1)
+def test_wired_first(student):
+    assert student.wired("printed") == 0, "the fresh worker can read what the tests' worker printed"
+    assert student.wired("mark", "wired1") == ["wired1"], "the wiring tests run in a fresh worker"
+
+@pytest.mark.wiring
+@pytest.mark.points(1)
+def test_wired_second(student):
+    assert student.wired("mark", "wired2") == ["wired1", "wired2"], "the wiring tests share one worker"
+
+@pytest.mark.points(1)
+def test_plain_after(student):
+    assert student.mark("after") == ["plain", "after"], "a wiring test ran in the tests' worker"
+'''
+MODULE = ("import os\n\nCALLS = []\n\ndef mark(tag):\n    print('mark', tag)\n    CALLS.append(tag)\n    return list(CALLS)\n\n"
+          "def printed():\n    return os.fstat(2).st_size\n")
+HIDDEN = "import pytest\n\n@pytest.mark.points(1)\ndef test_hidden(student):\n    assert student.mark('h')\n"
+
+
+@pytest.mark.parametrize("command", ["check", "autograde"])
+def test_wiring_tests_run_last_in_one_fresh_worker(tmp_path, level, command):
+    root = tmp_path / "course"
+    write_tree(root / "tests" / "public", {"__init__.py": "", "test_marks.py": SUITE})
+    write_tree(root / "tests" / "hidden", {"__init__.py": "", "test_marks.py": HIDDEN})
+    write_tree(root / "solutions", {"marks.py": MODULE})
+    (root / "course.json").write_text(json.dumps({
+        "assignment": "wiring", "solutions": "solutions",
+        "problems": [{"name": "marks", "module": "marks", "functions": ["mark", "printed"], "points": 5,
+                      "public": "tests/public/test_marks.py", "hidden": "tests/hidden/test_marks.py"}]}))
+    if command == "check":
+        out = tmp_path / "ann.json"
+        code, output = grade("check", "--course", root / "course.json", "--path", root / "solutions", "--json", out)
+        doc = json.loads(out.read_text())
+    else:
+        (tmp_path / "subs").mkdir()
+        shutil.copytree(root / "solutions", tmp_path / "subs" / "ann")
+        level_args = ["--sandbox", level] + (["--unsafe"] if level == "process" else [])
+        code, output = grade("autograde", tmp_path / "subs", "--course", root / "course.json", "--out",
+                             tmp_path / "out", *level_args)
+        doc = json.loads((tmp_path / "out" / "ann.json").read_text())
+    assert {t["name"]: t["status"] for t in doc["tests"]} == \
+        {**{name: "passed" for name in ("test_plain", "test_wired_first", "test_wired_second", "test_plain_after")},
+         **({"test_hidden": "passed"} if command == "autograde" else {})}, [t["output"] for t in doc["tests"]]
