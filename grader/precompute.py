@@ -31,17 +31,27 @@ class InProcess:
     ``wired(...)`` records the calls of the other course functions (``functions``: name -> module) under
     the test named in ``test`` (a one-item list the suite runner keeps up to date)."""
 
-    def __init__(self, functions: SimpleNamespace, course_functions: dict | None = None, test: list | None = None):
+    def __init__(self, functions: SimpleNamespace, course_functions: dict | None = None, test: list | None = None,
+                 catalogue: tuple[Any, list] = (None, [])):
         self._functions = functions
         self._course_functions = course_functions or {}
         self._test = test if test is not None else [""]
+        self._catalogue = catalogue                      # (its module, its mistakes)
         self.wired_calls: dict[str, dict[str, list[dict]]] = {}
 
     def wired(self, name: str, *args: Any, **kwargs: Any):
+        """The reference's ``name``; its calls of the other course functions, and those of the catalogue's
+        variants of ``name`` (its known wiring mistakes), recorded for the stand-ins."""
         from .standins import record, reference_modules
 
-        value, calls = record(self._functions, reference_modules(self._functions), name, args, kwargs,
-                              self._course_functions)
+        module, mistakes = self._catalogue
+        modules = reference_modules(self._functions) + ([module] if module is not None else [])
+        value, calls = record(self._functions, modules, name, args, kwargs, self._course_functions)
+        for variant in [v for m in mistakes if m.id.startswith(f"{name}.") for v in m.variants.get(name, ())]:
+            try:
+                calls += record(self._functions, modules, name, args, kwargs, self._course_functions, variant)[1]
+            except Exception:                            # a variant that cannot run here records nothing
+                pass
         self.wired_calls.setdefault(self._test[0], {}).setdefault(name, []).extend(calls)
         return value
 
@@ -57,12 +67,12 @@ class InProcess:
 class _PublicRun:
     """A pytest plugin: the public suites with the reference as the student, noting the diagnosed calls."""
 
-    def __init__(self, reference: SimpleNamespace, functions: dict):
+    def __init__(self, reference: SimpleNamespace, functions: dict, catalogue: tuple[Any, list] = (None, [])):
         self._reference = reference
         self.recorder = Recorder()
         self.failures: list[str] = []
         self._test = [""]
-        self.student = InProcess(reference, functions, self._test)
+        self.student = InProcess(reference, functions, self._test, catalogue)
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
@@ -97,7 +107,11 @@ def public_run(course: Course, reference: SimpleNamespace) -> _PublicRun:
 
     :raises GradeError: the reference fails a public test.
     """
-    run = _PublicRun(reference, course.functions)
+    catalogue = (None, [])
+    if course.feedback.mistakes is not None and course.feedback.mistakes.is_file():
+        found = Catalogue.for_course(course)
+        catalogue = (import_course_module(course.feedback.mistakes, (course.solutions,)), list(found.mistakes))
+    run = _PublicRun(reference, course.functions, catalogue)
     pytest.main([str(f) for f in suite_files(course, hidden=False)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"], plugins=[run])

@@ -11,10 +11,12 @@ of them, is judged on its own output.
 Where the values come from:
 
 - hidden tests: the reference functions, on whatever the student's function passes them;
-- public tests: the reference's own calls on the test's inputs, recorded by ``grade precompute`` in
-  ``feedback.wiring_data`` (a student's release has no solutions), matched within a tight tolerance on
-  the arguments bound to the reference's signature: a call the specified wiring never makes is refused
-  (``NotSpecified``), the same in ``grade check`` and in ``grade autograde``.
+- public tests: the reference's own calls on the test's inputs, and those of the catalogue's variants of
+  the function under test (its known wiring mistakes, so that a post-LN block still computes what the
+  post-LN variant does, and is named), recorded by ``grade precompute`` in ``feedback.wiring_data`` (a
+  student's release has no solutions), matched within a tight tolerance on the arguments bound to the
+  reference's signature: any other call is refused (``NotSpecified``), the same in ``grade check`` and in
+  ``grade autograde``.
 
 No reference code ever enters the worker; its values for this test's calls do, as they would if the
 student's own components were right.
@@ -133,12 +135,14 @@ class Wiring:
 
 
 def record(reference: SimpleNamespace, modules: Sequence[Any], function: str, args: Sequence[Any],
-           kwargs: Mapping[str, Any], functions: Mapping[str, str]) -> tuple[Any, list[dict]]:
-    """Run the reference ``function`` with its calls of the other course functions recorded: the value and
-    the calls ``[{"function", "bound", "value"}]`` (arguments bound to the callee's signature).
+           kwargs: Mapping[str, Any], functions: Mapping[str, str],
+           call: Callable | None = None) -> tuple[Any, list[dict]]:
+    """Run the reference ``function`` (or ``call``, e.g. a catalogued wiring mistake's variant of it) with its
+    calls of the other course functions recorded: the value and the calls ``[{"function", "bound",
+    "value"}]`` (arguments bound to the callee's signature).
 
-    :param modules: the reference's modules, whose globals that ARE a reference function are wrapped
-        while it runs (as the worker binds the student's).
+    :param modules: the modules whose globals that ARE a reference function are wrapped while it runs
+        (the reference's, the catalogue's), as the worker binds the student's.
     """
     calls: list[dict] = []
     originals = {name: getattr(reference, name) for name in functions if name != function}
@@ -152,19 +156,28 @@ def record(reference: SimpleNamespace, modules: Sequence[Any], function: str, ar
             return value
         return recorded
 
+    target = call or getattr(reference, function)
+    inner = getattr(target, "func", target)              # a functools.partial's function
+    defaults = (inner.__defaults__, inner.__kwdefaults__) if hasattr(inner, "__defaults__") else None
     try:
-        for name, original in originals.items():
-            stand_in = wrapper(name, original)
-            for module in modules:
-                for key, value in list(vars(module).items()):
-                    if value is original:
-                        undo.append((module, key, value))
-                        setattr(module, key, stand_in)
-        value = getattr(reference, function)(*copy.deepcopy(list(args)), **copy.deepcopy(dict(kwargs)))
+        stand_ins = {id(original): wrapper(name, original) for name, original in originals.items()}
+        for module in modules:
+            for key, found in list(vars(module).items()):
+                if id(found) in stand_ins and any(found is o for o in originals.values()):
+                    undo.append((module, key, found))
+                    setattr(module, key, stand_ins[id(found)])
+        if defaults is not None:                         # a variant may take its components as defaults
+            positional, keywords = defaults
+            inner.__defaults__ = tuple(stand_ins.get(id(d), d) for d in positional) if positional else positional
+            inner.__kwdefaults__ = ({k: stand_ins.get(id(d), d) for k, d in keywords.items()} if keywords
+                                    else keywords)
+        result = target(*copy.deepcopy(list(args)), **copy.deepcopy(dict(kwargs)))
     finally:
         for module, key, original in undo:
             setattr(module, key, original)
-    return value, calls
+        if defaults is not None:
+            inner.__defaults__, inner.__kwdefaults__ = defaults
+    return result, calls
 
 
 def encode(value: Any) -> Any:

@@ -58,8 +58,17 @@ COMPONENT_FAULTS = {
 }
 # The block's own mistakes, with right components and with components that try to make up for them.
 WIRING_FAULTS = {
-    "block_post_ln": {"block": ("h = x + attention(u,", "h = layernorm(x + attention(x,")},
+    "block_post_ln": {"block": (BLOCK_LN_1, "u = x"),
+                      "block_1": ('h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
+                                  'h = layernorm(x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads), '
+                                  'p.get("gamma_1"), p.get("beta_1"))'),
+                      "block_3": (BLOCK_LN_2, "u = h"),
+                      "block_2": ("return h + mlp(u, p[\"W_1\"], p[\"W_2\"])",
+                                  "return layernorm(h + mlp(h, p[\"W_1\"], p[\"W_2\"]), p.get(\"gamma_2\"), "
+                                  "p.get(\"beta_2\"))")},
     "block_no_gamma_beta": {"block": (BLOCK_LN_1, "u = layernorm(x)"), "block_2": (BLOCK_LN_2, "u = layernorm(h)")},
+    # not in the catalogue: the second LayerNorm with the first one's gamma and beta
+    "block_gamma_1_twice": {"block": (BLOCK_LN_2, 'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')},
 }
 # The sabotage a red team found: the block drops gamma and beta, and layernorm ignores them on purpose, so
 # that the two together compute what a correct block computes.
@@ -141,14 +150,21 @@ def test_a_block_that_computes_its_own_parts_is_judged_on_its_own_output(scores)
 
 
 def test_a_call_the_specified_wiring_never_makes_is_named_on_public_tests(scores):
-    """Public tests: the stand-ins answer only the calls the reference makes on the test's inputs."""
-    doc = scores["block_no_gamma_beta"]
+    """Public tests: the stand-ins answer only the calls the reference (or a catalogued wiring mistake) makes
+    on the test's inputs; the gamma_1-twice block (not catalogued) is told which call is off."""
+    doc = scores["block_gamma_1_twice"]
     public = [t for t in doc["tests"] if t["problem"] == "block" and t["visibility"] == "visible"
               and "mlp" not in t["name"] and t["status"] != "passed"]
     assert public and all("layernorm() was called on an input the specified wiring never gives it" in t["output"]
                           for t in public), [t["output"] for t in public]
-    hidden = [t for t in doc["tests"] if t["problem"] == "block" and t["visibility"] != "visible"]
-    assert all("never gives" not in t["output"] or t["output"].endswith("never gives it") for t in hidden)
+
+
+def test_a_catalogued_wiring_mistake_is_named_on_public_tests(scores):
+    """The stand-ins also answer the calls a known wiring mistake makes, so its output can be diagnosed."""
+    public = [t for t in scores["block_post_ln"]["tests"] if t["problem"] == "block" and t["visibility"] == "visible"
+              and "mlp" not in t["name"]]
+    assert public and all(t["status"] == "failed" and t.get("diagnosis") == "block.post_ln" for t in public), \
+        [t["output"] for t in public]
 
 
 SUITE = '''
