@@ -37,7 +37,7 @@ class InProcess:
         self._course_functions = course_functions or {}
         self._test = test if test is not None else [""]
         self._catalogue = catalogue                      # (its module, its mistakes)
-        self.wired_calls: dict[str, dict[str, list[dict]]] = {}
+        self.wired_calls: dict[str, dict[str, dict[str, list[dict]]]] = {}
 
     def wired(self, name: str, *args: Any, **kwargs: Any):
         """The reference's ``name``; its calls of the other course functions, and those of the catalogue's
@@ -47,12 +47,15 @@ class InProcess:
         module, mistakes = self._catalogue
         modules = reference_modules(self._functions) + ([module] if module is not None else [])
         value, calls = record(self._functions, modules, name, args, kwargs, self._course_functions)
+        variants = []
         for variant in [v for m in mistakes if m.id.startswith(f"{name}.") for v in m.variants.get(name, ())]:
             try:
-                calls += record(self._functions, modules, name, args, kwargs, self._course_functions, variant)[1]
+                variants += record(self._functions, modules, name, args, kwargs, self._course_functions, variant)[1]
             except Exception:                            # a variant that cannot run here records nothing
                 pass
-        self.wired_calls.setdefault(self._test[0], {}).setdefault(name, []).extend(calls)
+        kinds = self.wired_calls.setdefault(self._test[0], {}).setdefault(name, {"calls": [], "variants": []})
+        kinds["calls"] += calls
+        kinds["variants"] += variants
         return value
 
     def __getattr__(self, name: str):

@@ -120,8 +120,8 @@ class Student:
             raise AttributeError(f"no student function {name!r} in course.json")
         if self._wiring is None or self._test is None:
             raise RuntimeError("student.wired() is for tests marked @pytest.mark.wiring")
-        return self._call(name, False, *args, _stand_ins=self._wiring.stand_ins(self._test, self._public, name),
-                          **kwargs)
+        return self._call(name, False, *args,
+                          _stand_ins=self._wiring.stand_ins(self._test, self._public, name, args, kwargs), **kwargs)
 
     def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
         """Call ``name`` and also return the arguments as the student's function left them.

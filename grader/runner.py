@@ -228,9 +228,9 @@ class GradingPlugin:
             totals[problem.name] = totals.get(problem.name, 0.0) + points
             visibility = "visible" if item.path.resolve() == problem.public else "after_published"
             table.append((item, problem, points, visibility))
-        # Every public test before any hidden one (calls are sent ahead by phase); the wiring tests last, in
-        # a worker of their own (public ones first again), stable within each group.
-        table.sort(key=lambda row: (_wiring(row[0]), row[3] != "visible"))
+        # Every public test before any hidden one (calls are sent ahead by phase, and a public test's output
+        # must never follow a hidden test's calls), the wiring tests last in each (they are not sent ahead).
+        table.sort(key=lambda row: (row[3] != "visible", _wiring(row[0])))
         if self.hidden:
             for problem in self.course.problems:
                 if abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
@@ -378,12 +378,7 @@ class GradingPlugin:
             with self._worker(job) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits, self._plan,
                                         self._wiring())
-                wiring = False
                 for i, (item, problem, _, visibility) in enumerate(items):
-                    if _wiring(item) and not wiring:     # nothing the student's code did before is known there
-                        wiring = True
-                        self._student.start_test(None)
-                        self._student.fresh_worker_next()
                     self._student.charge_to(problem.name)
                     args = self._direct_args[item.nodeid]
                     self._student.start_test(item.nodeid, visibility == "visible")

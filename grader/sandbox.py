@@ -830,14 +830,11 @@ class Worker:
         return wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
                             "return_inputs": return_inputs})
 
-    def _request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes],
-                 stand_ins: Mapping[str, str] | None = None) -> tuple[_Sent, bytes]:
+    def _request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes]) -> tuple[_Sent, bytes]:
         """An encoded call (:meth:`encode_call`) as a request with a fresh ticket, and its bytes."""
         ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
         head = json.loads(call[0])
         head["body"]["$dict"].update(id=ticket, module=module)
-        if stand_ins:
-            head["body"]["$dict"]["standins"] = {"$dict": dict(stand_ins)}
         data = b"".join(wire._HEADER.pack(len(f)) + f for f in [json.dumps(head).encode(), *call[1:]])
         return _Sent(ticket, function, return_inputs, len(data), limit=self.limits.call_timeout), data
 
@@ -1054,6 +1051,10 @@ class Worker:
             answer = {"id": head.ticket, "ok": True, "value": head.answer(name, args, kwargs)}
         except NotSpecified as why:
             answer = {"id": head.ticket, "ok": False, "error": str(why)}
+        except Exception as exc:                         # the grader's own code failed: never the student's
+            self._kill()
+            raise self._fault(f"the grader failed to answer {name}() for a wiring test ({type(exc).__name__})") \
+                from None
         data = b"".join(wire._HEADER.pack(len(f)) + f for f in wire.encode(answer))
         if self._channel is not None:
             self._channel.deadline = time.monotonic() + self.limits.call_timeout * WALL_FACTOR
@@ -1086,9 +1087,11 @@ class Worker:
                 raise self._import_failed[module]
             try:
                 if ticket is None or (ticket not in self._answers and all(s.ticket != ticket for s in self._sent)):
+                    if stand_ins:
+                        encoded = wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
+                                               "return_inputs": return_inputs, "standins": dict(stand_ins[0])})
                     one, request = self._request(module, function, return_inputs,
-                                                 encoded or self.encode_call(function, args, kwargs, return_inputs),
-                                                 stand_ins[0] if stand_ins else None)
+                                                 encoded or self.encode_call(function, args, kwargs, return_inputs))
                     one.answer = stand_ins[1] if stand_ins else None
                     while self._sent and self._unanswered + one.size > AHEAD_BYTES:
                         self._receive(None, self.limits.call_timeout)        # make room: never both writing

@@ -32,11 +32,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .compare import same_array
 from .errors import GradeError
 from .sandbox import NotSpecified
-
-RTOL, ATOL = 1e-6, 1e-9        # how close an argument must be to the specified wiring's to match it
 
 Signature = list[tuple[str, bool, Any]]      # (parameter, has a default, the default)
 
@@ -48,8 +45,9 @@ def signature_of(function: Callable) -> Signature:
             for p in inspect.signature(function).parameters.values()]
 
 
-def bind(signature: Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict | None:
-    """``args`` and ``kwargs`` by parameter name, defaults filled in; None when they do not fit."""
+def bind(signature: list, args, kwargs) -> dict | None:
+    """``args`` and ``kwargs`` by parameter name, defaults filled in (``signature``: [name, has a default,
+    the default] each); None when they do not fit."""
     names = [name for name, _, _ in signature]
     if len(args) > len(names):
         return None
@@ -66,11 +64,22 @@ def bind(signature: Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -
     return bound
 
 
-def same(a: Any, b: Any) -> bool:
-    """Arguments alike: arrays of one shape and kind within RTOL/ATOL (NaN and inf in place), the rest equal."""
+RTOL, ATOL = 1e-6, 1e-9        # how close an argument must be to the specified wiring's to match it
+
+
+def same(a, b) -> bool:
+    """Arguments alike: exact ndarrays of one shape and kind within the stand-ins' tolerance (NaN and inf in
+    place), plain data equal."""
     if type(a) is np.ndarray or type(b) is np.ndarray:
-        return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype.kind == b.dtype.kind
-                and same_array(a, b, rtol=RTOL, atol=ATOL))
+        if type(a) is not np.ndarray or type(b) is not np.ndarray or a.shape != b.shape \
+                or a.dtype.kind != b.dtype.kind:
+            return False
+        if a.dtype == b.dtype and a.tobytes() == b.tobytes():    # most often: the very same arithmetic
+            return True
+        if a.dtype.kind not in "fc":
+            return False
+        with np.errstate(all="ignore"):
+            return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))
     if type(a) is dict and type(b) is dict:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if type(a) in (list, tuple) and type(b) in (list, tuple):
@@ -95,6 +104,8 @@ class Wiring:
         self.functions = dict(functions)
         self.reference = reference
         self.stored = stored or {"signatures": {}, "tests": {}}
+        self._cache: dict[tuple, list[dict]] = {}
+        self._signatures_cache: dict = {}
 
     @classmethod
     def for_course(cls, course, reference: SimpleNamespace | None) -> "Wiring":
@@ -107,31 +118,53 @@ class Wiring:
                 raise GradeError(f"{path}: unreadable wiring data: {err}") from None
         return cls(course.functions, reference, stored)
 
-    def stand_ins(self, test: str, public: bool, function: str) -> tuple[dict[str, str], Callable]:
-        """For the test ``test`` calling the student's ``function``: the functions to stand in for
-        (every other course function), and ``answer(name, args, kwargs)``, their values."""
+    def stand_ins(self, test: str, public: bool, function: str, args: Sequence[Any],
+                  kwargs: Mapping[str, Any]) -> tuple[dict[str, str], Callable]:
+        """For the test ``test`` calling the student's ``function(*args, **kwargs)``: the functions to stand
+        in for (every other course function) and ``answer(name, args, kwargs)``, their values (the calls
+        the reference makes on these inputs first: a correct function costs no reference run)."""
         replaced = {name: module for name, module in self.functions.items() if name != function}
         if public:
-            calls = [decode(c) for c in self.stored["tests"].get(test, {}).get(function, [])]
+            if (test, function) not in self._cache:      # decoded once: the same for every student
+                stored = self.stored["tests"].get(test, {}).get(function, {})
+                self._cache[test, function] = [decode(c) for c in stored.get("calls", []) + stored.get("variants", [])]
+            known = self._cache[test, function]
             signatures = self.stored["signatures"]     # (stale or missing: `grade precompute --check` says so)
-
-            def answer(name: str, args: list, kwargs: dict) -> Any:
-                bound = bind(signatures.get(name, []), args, kwargs) if name in signatures else None
-                for call in calls:
-                    if call["function"] == name and bound is not None and same(bound, call["bound"]):
-                        return copy.deepcopy(call["value"])
-                raise _never(name)
+            live = None
         else:
-            reference = self.reference
-            if reference is None:
+            if self.reference is None:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
+            known, signatures, live = self._recorded(test, function, args, kwargs), self._signatures(), self.reference
 
-            def answer(name: str, args: list, kwargs: dict) -> Any:
-                try:
-                    return getattr(reference, name)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
-                except Exception:                            # the student's code passed what it cannot take
-                    raise _never(name) from None
+        def answer(name: str, args: list, kwargs: dict) -> Any:
+            bound = bind(signatures[name], args, kwargs) if name in signatures else None
+            for call in known:
+                if call["function"] == name and bound is not None and same(bound, call["bound"]):
+                    return copy.deepcopy(call["value"])
+            if live is None:
+                raise _never(name)
+            try:
+                return getattr(live, name)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+            except Exception:                                # the student's code passed what it cannot take
+                raise _never(name) from None
+
         return replaced, answer
+
+    def _recorded(self, test: str, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[dict]:
+        """The reference's calls of its other functions in ``function(*args, **kwargs)``, once per test and
+        arguments (the same for every student)."""
+        from .mistakes import call_key
+
+        key = (test, call_key(function, args, kwargs))
+        if key not in self._cache:
+            self._cache[key] = record(self.reference, reference_modules(self.reference), function, args, kwargs,
+                                      self.functions)[1]
+        return self._cache[key]
+
+    def _signatures(self) -> dict:
+        if not self._signatures_cache:
+            self._signatures_cache = {name: signature_of(getattr(self.reference, name)) for name in self.functions}
+        return self._signatures_cache
 
 
 def record(reference: SimpleNamespace, modules: Sequence[Any], function: str, args: Sequence[Any],
@@ -204,12 +237,14 @@ def decode(value: Any) -> Any:
     return value
 
 
-def wiring_data(recorded: Mapping[str, Mapping[str, list[dict]]], reference: SimpleNamespace,
+def wiring_data(recorded: Mapping[str, Mapping[str, Mapping[str, list[dict]]]], reference: SimpleNamespace,
                 functions: Mapping[str, str]) -> dict:
-    """The JSON data of ``feedback.wiring_data``: each public wiring test's recorded calls, by the function
-    it wires, and the signatures to bind a stand-in's arguments with."""
+    """The JSON data of ``feedback.wiring_data``: for each public wiring test and the function it wires, the
+    reference's own calls (``calls``) and those of the catalogue's variants of that function (``variants``),
+    and the signatures to bind a stand-in's arguments with."""
     return {"signatures": {name: signature_of(getattr(reference, name)) for name in functions},
-            "tests": {test: {function: [encode(c) for c in calls] for function, calls in by_function.items()}
+            "tests": {test: {function: {kind: [encode(c) for c in calls] for kind, calls in kinds.items()}
+                             for function, kinds in by_function.items()}
                       for test, by_function in sorted(recorded.items())}}
 
 

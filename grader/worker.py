@@ -325,13 +325,25 @@ class NotSpecified(Exception):
     """A stand-in was called on an input the specified wiring never gives it (the grader says so)."""
 
 
+_MINE: list = [0, []]          # sys.modules' size when the submission's modules were last listed, and them
+
+
+def _modules_of(submission: str) -> list:
+    """The loaded modules that come from the submission's folder (listed again when more were loaded)."""
+    if _MINE[0] != len(sys.modules):
+        _MINE[:] = [len(sys.modules), [m for m in list(sys.modules.values())
+                                       if (getattr(m, "__file__", None) or "").startswith(submission + os.sep)]]
+    return _MINE[1]
+
+
 def _stand_ins(names: dict, submission: str, ask) -> list:
     """Bind, by identity, every global of the submission's modules (and every attribute of its component
     modules) that IS one of the student's functions ``names`` (function -> module) to a stand-in that asks
-    the grader for the reference's output (``ask(function, args, kwargs)``): only the wiring of the function
-    under test runs as the student wrote it. Returns what to put back."""
-    mine = [m for m in list(sys.modules.values())
-            if (getattr(m, "__file__", None) or "").startswith(submission + os.sep)]
+    the grader for its value (``ask(function, args, kwargs)``): only the wiring of the function under test
+    runs as the student wrote it. The grader decides every answer from the arguments it is sent: nothing in
+    this process (which the student's code may have patched) could make a wrong call get a right value.
+    Returns what to put back."""
+    mine = _modules_of(submission)
     undo = []
     for function, module_name in names.items():
         module = sys.modules.get(module_name)
