@@ -869,17 +869,22 @@ class Worker:
             sent, data = imports + sent, request + data
         if not data:
             return
+        self._send_bytes(data)
+        now = time.monotonic()
+        for one in sent:
+            one.sent = now
+            self._sent.append(one)
+            self._unanswered += one.size
+
+    def _send_bytes(self, data: bytes) -> None:
+        """Write to the worker's channel (a forked worker's socket, giving up after the wall-clock backstop;
+        a spawned worker's pipe)."""
         if self._channel is not None:
             self._channel.deadline = time.monotonic() + self.limits.call_timeout * WALL_FACTOR
             self._channel.write(data)
         else:
             self._requests.write(data)
             self._requests.flush()
-        now = time.monotonic()
-        for one in sent:
-            one.sent = now
-            self._sent.append(one)
-            self._unanswered += one.size
 
     def ahead(self, calls: list[tuple[str, str, bool, Sequence[bytes]]]) -> list[str]:
         """Send calls before they are made, ``(module, function, return_inputs, encode_call(...))`` each, for
@@ -1055,13 +1060,7 @@ class Worker:
             self._kill()
             raise self._fault(f"the grader failed to answer {name}() for a wiring test ({type(exc).__name__})") \
                 from None
-        data = b"".join(wire._HEADER.pack(len(f)) + f for f in wire.encode(answer))
-        if self._channel is not None:
-            self._channel.deadline = time.monotonic() + self.limits.call_timeout * WALL_FACTOR
-            self._channel.write(data)
-        else:
-            self._requests.write(data)
-            self._requests.flush()
+        self._send_bytes(b"".join(wire._HEADER.pack(len(f)) + f for f in wire.encode(answer)))
 
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
              return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None,
