@@ -64,7 +64,6 @@ class Student:
         self._total = 0.0
         self._busy = 0.0                                 # the worker's busy seconds already charged
         self._output: list[str] = []
-        self._fresh_next = False
         self._test: str | None = None
         self._public = True                              # the current test is a public one
         self._plan = list(plan)
@@ -102,10 +101,6 @@ class Student:
         """What the student's code printed since the last call of this method."""
         text, self._output = "".join(self._output), []
         return text
-
-    def fresh_worker_next(self) -> None:
-        """Run the next call, if one comes, in a fresh worker: nothing the student's code did before is known."""
-        self._fresh_next = True
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in self._functions:
@@ -158,9 +153,6 @@ class Student:
             budget = limits.problem_budget if left_problem <= 0 else limits.submission_budget
             raise StudentError("budget", f"not run: the {spent}'s {budget:g} s time budget is used up "
                                          "(earlier calls were too slow)")
-        if self._fresh_next:
-            self._fresh_next = False
-            self._worker.restart()
         ticket = encoded = None
         if self._test is not None and _stand_ins is None:
             encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))

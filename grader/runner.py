@@ -230,7 +230,7 @@ class GradingPlugin:
             table.append((item, problem, points, visibility))
         # Every public test before any hidden one (calls are sent ahead by phase, and a public test's output
         # must never follow a hidden test's calls), the wiring tests last in each (they are not sent ahead).
-        table.sort(key=lambda row: (row[3] != "visible", _wiring(row[0])))
+        table.sort(key=lambda row: (row[3] != "visible", _is_wiring(row[0])))
         if self.hidden:
             for problem in self.course.problems:
                 if abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
@@ -278,7 +278,7 @@ class GradingPlugin:
         try:
             for item, _, _, visibility in items:
                 names = self._direct_args[item.nodeid]
-                if names is None or _wiring(item):
+                if names is None or _is_wiring(item):
                     continue
                 recorder.start_test(item.nodeid, visibility == "visible")
                 try:
@@ -414,7 +414,7 @@ class GradingPlugin:
         return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error, fault)
 
 
-def _wiring(item: pytest.Item) -> bool:
+def _is_wiring(item: pytest.Item) -> bool:
     """A wiring test (``@pytest.mark.wiring``): it calls ``student.wired(...)``."""
     return item.get_closest_marker("wiring") is not None
 

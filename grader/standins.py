@@ -27,12 +27,15 @@ import base64
 import copy
 import inspect
 import json
+import sys
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .compare import same_array
 from .errors import GradeError
+from .mistakes import call_key
 from .sandbox import NotSpecified
 
 Signature = list[tuple[str, bool, Any]]      # (parameter, has a default, the default)
@@ -76,10 +79,7 @@ def same(a, b) -> bool:
             return False
         if a.dtype == b.dtype and a.tobytes() == b.tobytes():    # most often: the very same arithmetic
             return True
-        if a.dtype.kind not in "fc":
-            return False
-        with np.errstate(all="ignore"):
-            return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))
+        return a.dtype.kind == "f" and same_array(a, b, rtol=RTOL, atol=ATOL)
     if type(a) is dict and type(b) is dict:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if type(a) in (list, tuple) and type(b) in (list, tuple):
@@ -153,8 +153,6 @@ class Wiring:
     def _recorded(self, test: str, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[dict]:
         """The reference's calls of its other functions in ``function(*args, **kwargs)``, once per test and
         arguments (the same for every student)."""
-        from .mistakes import call_key
-
         key = (test, call_key(function, args, kwargs))
         if key not in self._cache:
             self._cache[key] = record(self.reference, reference_modules(self.reference), function, args, kwargs,
@@ -182,9 +180,11 @@ def record(reference: SimpleNamespace, modules: Sequence[Any], function: str, ar
     undo = []
 
     def wrapper(name: str, original: Callable) -> Callable:
+        signature = signature_of(original)
+
         def recorded(*a, **k):
             value = original(*a, **k)
-            bound = bind(signature_of(original), copy.deepcopy(list(a)), copy.deepcopy(dict(k)))
+            bound = bind(signature, copy.deepcopy(list(a)), copy.deepcopy(dict(k)))
             calls.append({"function": name, "bound": bound, "value": copy.deepcopy(value)})
             return value
         return recorded
@@ -194,9 +194,9 @@ def record(reference: SimpleNamespace, modules: Sequence[Any], function: str, ar
     defaults = (inner.__defaults__, inner.__kwdefaults__) if hasattr(inner, "__defaults__") else None
     try:
         stand_ins = {id(original): wrapper(name, original) for name, original in originals.items()}
-        for module in modules:
+        for module in modules:               # (an id in stand_ins is that of a function alive in originals)
             for key, found in list(vars(module).items()):
-                if id(found) in stand_ins and any(found is o for o in originals.values()):
+                if id(found) in stand_ins:
                     undo.append((module, key, found))
                     setattr(module, key, stand_ins[id(found)])
         if defaults is not None:                         # a variant may take its components as defaults
@@ -250,6 +250,4 @@ def wiring_data(recorded: Mapping[str, Mapping[str, Mapping[str, list[dict]]]], 
 
 def reference_modules(reference: SimpleNamespace) -> list[Any]:
     """The modules the reference functions live in."""
-    import sys
-
     return [sys.modules[f.__module__] for f in vars(reference).values() if f.__module__ in sys.modules]

@@ -69,21 +69,28 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.fixture
-def mini_course(tmp_path: Path) -> Path:
-    """A course folder with one problem, `mathy` (functions double, twice), 4 points; returns course.json."""
-    root = tmp_path / "course"
-    write_tree(root / "tests" / "public", {"__init__.py": "", "test_mathy.py": MINI_PUBLIC})
-    write_tree(root / "tests" / "hidden", {"__init__.py": "", "test_mathy.py": MINI_HIDDEN})
+def make_course(root: Path, limits: dict | None = None, public: str = MINI_PUBLIC, hidden: str = MINI_HIDDEN,
+                points: int = 4) -> Path:
+    """The mini course in ``root`` (problem `mathy`: double, twice), with these limits and suites; returns
+    course.json."""
+    write_tree(root / "tests" / "public", {"__init__.py": "", "test_mathy.py": public})
+    write_tree(root / "tests" / "hidden", {"__init__.py": "", "test_mathy.py": hidden})
     (root / "tests" / "__init__.py").write_text("")
     write_tree(root / "solutions", GOOD)
     write_tree(root / "exercises", {"mathy.py": "def double(x):\n    raise NotImplementedError\n\n"
                                                  "def twice(n):\n    raise NotImplementedError\n"})
-    manifest = {"assignment": "mini", "solutions": "solutions", "limits": {"call_timeout": 2, "problem_budget": 5, "submission_budget": 20},
-                "problems": [{"name": "mathy", "module": "mathy", "functions": ["double", "twice"], "points": 4,
+    manifest = {"assignment": "mini", "solutions": "solutions",
+                "limits": limits or {"call_timeout": 2, "problem_budget": 5, "submission_budget": 20},
+                "problems": [{"name": "mathy", "module": "mathy", "functions": ["double", "twice"], "points": points,
                               "public": "tests/public/test_mathy.py", "hidden": "tests/hidden/test_mathy.py"}]}
     (root / "course.json").write_text(json.dumps(manifest))
     return root / "course.json"
+
+
+@pytest.fixture
+def mini_course(tmp_path: Path) -> Path:
+    """A course folder with one problem, `mathy` (functions double, twice), 4 points; returns course.json."""
+    return make_course(tmp_path / "course")
 
 
 @pytest.fixture

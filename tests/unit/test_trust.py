@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import GOOD, LEVELS, MINI_HIDDEN, MINI_PUBLIC, grade, write_tree
+from conftest import GOOD, LEVELS, MINI_PUBLIC, grade, make_course, write_tree
 
 from grader import runner as runner_mod
 from grader.course import load
@@ -39,23 +39,6 @@ HIDDEN_X = np.array([1234.5, -7.25])               # MINI_HIDDEN's secret input
 
 
 # ---------------------------------------------------------------- helpers
-
-def make_course(root: Path, limits: dict | None = None, public: str = MINI_PUBLIC, hidden: str = MINI_HIDDEN,
-                points: int = 4) -> Path:
-    """A copy of conftest's mini course (problem `mathy`: double, twice) with other limits or suites."""
-    write_tree(root / "tests" / "public", {"__init__.py": "", "test_mathy.py": public})
-    write_tree(root / "tests" / "hidden", {"__init__.py": "", "test_mathy.py": hidden})
-    (root / "tests" / "__init__.py").write_text("")
-    write_tree(root / "solutions", GOOD)
-    write_tree(root / "exercises", {"mathy.py": "def double(x):\n    raise NotImplementedError\n\n"
-                                                 "def twice(n):\n    raise NotImplementedError\n"})
-    manifest = {"assignment": "mini", "solutions": "solutions",
-                "limits": limits or {"call_timeout": 2, "problem_budget": 5, "submission_budget": 20},
-                "problems": [{"name": "mathy", "module": "mathy", "functions": ["double", "twice"], "points": points,
-                              "public": "tests/public/test_mathy.py", "hidden": "tests/hidden/test_mathy.py"}]}
-    (root / "course.json").write_text(json.dumps(manifest))
-    return root / "course.json"
-
 
 def grade_here(course_json: Path, subs: dict[str, Path], level: str, work: Path) -> dict[str, Graded]:
     """Grade submissions in this process, one after another, with `grader.runner.run` (public and hidden)."""
