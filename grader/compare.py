@@ -126,22 +126,26 @@ def _check_finite(got: np.ndarray, got64: np.ndarray, expected: np.ndarray, what
                        arrays={"expected": expected, "got": got64})
 
 
-def _outside(got64: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    """Boolean array of entries outside the tolerance (``|got - expected| > atol + rtol |expected|``; NaN = NaN,
-    inf = the same inf): ``~np.isclose(..., equal_nan=True)``, without its per-call overhead (half the time)."""
+def allowed(expected: np.ndarray, rtol: float, atol: float) -> float:
+    """How far an entry may be from ``expected``'s: ``atol + rtol · max |expected|``, one figure for the
+    whole array (its finite entries). Scaled to the array's magnitude, not to each entry: an entry near 0
+    computed with a float32 rounding, or by a different but equally exact formula, is as right as the
+    large ones, so a near miss fails only a test that asks for that precision."""
+    finite = np.abs(expected[np.isfinite(expected)])
+    return float(atol + rtol * finite.max()) if finite.size else float(atol)
+
+
+def _outside(got64: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
+             tolerance: float | None = None) -> np.ndarray:
+    """Boolean array of the entries outside the tolerance (:func:`allowed`, or ``tolerance`` when already
+    worked out; NaN = NaN, inf = the same inf)."""
+    tolerance = allowed(expected, rtol, atol) if tolerance is None else tolerance
     with np.errstate(invalid="ignore", over="ignore"):
-        close = np.abs(got64 - expected) <= atol + rtol * np.abs(expected)
+        close = np.abs(got64 - expected) <= tolerance
     close &= np.isfinite(got64) & np.isfinite(expected)
     close |= got64 == expected
     close |= np.isnan(got64) & np.isnan(expected)
     return ~close
-
-
-def _outside_one(got: float, expected: float, rtol: float, atol: float) -> bool:
-    """:func:`_outside` for one entry, in Python floats (the same IEEE double arithmetic)."""
-    if got == expected or (got != got and expected != expected):
-        return False
-    return not (math.isfinite(got) and math.isfinite(expected) and abs(got - expected) <= atol + rtol * abs(expected))
 
 
 def same_array(got: Any, candidate: Any, *, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
@@ -158,9 +162,13 @@ def same_array(got: Any, candidate: Any, *, rtol: float = 1e-5, atol: float = 1e
         return False
     if got.shape != candidate.shape:
         return False
-    if got.size and _outside_one(float(got.flat[0]), float(candidate.flat[0]), float(rtol), float(atol)):
-        return False
-    return not _outside(got.astype(np.float64), candidate, rtol, atol).any()
+    tolerance = allowed(candidate, rtol, atol)
+    if got.size:
+        first, wanted = float(got.flat[0]), float(candidate.flat[0])
+        if first != wanted and not (first != first and wanted != wanted) and not (
+                math.isfinite(first) and math.isfinite(wanted) and abs(first - wanted) <= tolerance):
+            return False
+    return not _outside(got.astype(np.float64), candidate, rtol, atol, tolerance).any()
 
 
 def assert_close(got: Any, expected: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-8,
@@ -170,7 +178,8 @@ def assert_close(got: Any, expected: Any, *, what: str, rtol: float = 1e-5, atol
     :param got: what the student's function returned (as decoded from the worker).
     :param expected: the expected values; any array-like, compared in float64.
     :param what: one plain sentence for the message.
-    :param rtol, atol: entries pass when ``|got - expected| <= atol + rtol·|expected|``.
+    :param rtol, atol: entries pass when ``|got - expected| <= atol + rtol · max |expected|`` (see
+        :func:`allowed`: the tolerance is scaled to the array's magnitude, not to each entry).
     :param diagnose: asked after a failure which known mistake ``got`` matches (see :data:`Diagnose`).
     :raises Mismatch: on a wrong type, dtype, shape, NaN/inf, or values outside the tolerance.
     """
@@ -197,7 +206,8 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
         _check_finite(got, got64, expected, what, rtol, atol)
         raise Mismatch(what, "values differ from the expected ones beyond the tolerance",
                        lambda: diff.describe(got, expected) + "\n" + diff.values(
-                           got64, expected, _outside(got64, expected, rtol, atol), rtol, atol),
+                           got64, expected, _outside(got64, expected, rtol, atol), rtol, atol,
+                           allowed(expected, rtol, atol)),
                        arrays={"expected": expected, "got": got64})
     except Mismatch as err:
         if diagnose is not None:

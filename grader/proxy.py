@@ -111,11 +111,19 @@ class Student:
         """Call the student's ``name`` with every other course function it calls answered by the
         reference (see :mod:`grader.standins`): only its own lines are judged. Wiring tests only
         (``@pytest.mark.wiring``: the runner runs them last, in a fresh worker)."""
+        return self._wired(name, False, *args, **kwargs)
+
+    def wired_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
+        """:meth:`wired`, also returning the arguments as the student's function left them (see
+        :meth:`call_with_inputs`)."""
+        return self._wired(name, True, *args, **kwargs)
+
+    def _wired(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any) -> Any:
         if name not in self._functions:
             raise AttributeError(f"no student function {name!r} in course.json")
         if self._wiring is None or self._test is None:
             raise RuntimeError("student.wired() is for tests marked @pytest.mark.wiring")
-        return self._call(name, False, *args,
+        return self._call(name, return_inputs, *args,
                           _stand_ins=self._wiring.stand_ins(self._test, self._public, name, args, kwargs), **kwargs)
 
     def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
@@ -202,7 +210,7 @@ class Recorder(Student):
         super().__init__(None, functions, Limits())
         self.made: Plan = []
 
-    def wired(self, name: str, *args: Any, **kwargs: Any):
+    def _wired(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
         raise Recorded                                   # never sent ahead: it needs a worker of its own
 
     def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):

@@ -159,6 +159,8 @@ class GradingPlugin:
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
         config.addinivalue_line("markers", "wiring: the test calls student.wired(...) (run last, in a fresh worker)")
+        config.addinivalue_line("markers", "property: the test checks a property on the student's own outputs "
+                                           "(never their values against the reference's)")
 
     def _value(self, name: str, nodeid: str):
         """The value of one of the grader's fixtures for the test ``nodeid``."""
