@@ -71,6 +71,7 @@ class Student:
         self._next = 0                                   # the plan's next call to send ahead
         self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
         self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
+        self._stood_in: list[str] = []                   # the stand-ins the last wired call asked for
 
     def start_test(self, nodeid: str | None, public: bool = True) -> None:
         """The calls from now on are the test ``nodeid``'s (None: the tests are over, e.g. deferred checks
@@ -123,8 +124,19 @@ class Student:
             raise AttributeError(f"no student function {name!r} in course.json")
         if self._wiring is None or self._test is None:
             raise RuntimeError("student.wired() is for tests marked @pytest.mark.wiring")
-        return self._call(name, return_inputs, *args,
-                          _stand_ins=self._wiring.stand_ins(self._test, self._public, name, args, kwargs), **kwargs)
+        replaced, answer = self._wiring.stand_ins(self._test, self._public, name, args, kwargs)
+        asked = self._stood_in = []
+
+        def noted(function: str, a: list, k: dict) -> Any:
+            asked.append(function)
+            return answer(function, a, k)
+        return self._call(name, return_inputs, *args, _stand_ins=(replaced, noted), **kwargs)
+
+    def stood_in(self) -> list[str]:
+        """The other course functions the last :meth:`wired` call asked for, in order: e.g. a block called
+        with ``use_attention=False`` must not ask for ``attention``. Known in the grader (the worker asks
+        it for every value), so the student's code cannot hide a call."""
+        return list(self._stood_in)
 
     def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
         """Call ``name`` and also return the arguments as the student's function left them.
