@@ -20,7 +20,8 @@ def gelu(x):  # (...) -> (...)
     - the cubic coefficient is 0.044715, and sqrt(2 / pi) is about 0.798;
     - no loops: np.tanh works elementwise on whole arrays. math.sqrt keeps float32 input float32.
 
-    Course check: gelu(-1.102) is about -0.149 and gelu(1.102) about 0.952.
+    Course check: gelu(-1.102) is about -0.149 and gelu(1.102) about 0.953 (0.95279: the course text's
+    0.952 is a rounding slip).
     Source: Hendrycks and Gimpel 2016, section 2; GPT-2 (Radford et al. 2019).
     """
     raise NotImplementedError

@@ -9,4 +9,4 @@ import os
 # spin after each product (about 1% of a batch's CPU under perf). Set before numpy is first imported.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -361,6 +361,10 @@ def validate(course_path: Path) -> None:
                level=sandbox.available_levels()[0])
     reference, stubs = docs
     report.summary_table(docs, _console(), title=f"{course.assignment}: validation")
+    for problem in reference["problems"]:
+        share = sum(t["max_score"] for t in reference["tests"] if t["problem"] == problem["name"] and t.get("property"))
+        click.echo(f"{problem['name']}: property tests {share:g} of {problem['max_score']:g} points "
+                   f"({share / problem['max_score']:.0%})" if problem["max_score"] else f"{problem['name']}: no points")
     for ref_p, stub_p in zip(reference["problems"], stubs["problems"]):
         if ref_p["score"] != ref_p["max_score"]:
             click.echo(f"{ref_p['name']}: the reference scores {ref_p['score']:g}/{ref_p['max_score']:g}", err=True)

@@ -18,8 +18,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from . import diff
+from .errors import StudentError
 
-__all__ = ["Diagnosis", "Mismatch", "assert_close", "assert_close_any", "assert_equal", "same_array"]
+__all__ = ["Diagnosis", "Mismatch", "assert_array", "assert_close", "assert_close_any", "assert_close_own",
+           "assert_equal", "assert_keys", "assert_raises", "assert_types", "same_array"]
 
 
 @dataclass(frozen=True)
@@ -215,41 +217,158 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
         raise
 
 
+def assert_array(got: Any, shape: tuple[int, ...], dtype: Any = None, *, what: str) -> np.ndarray:
+    """``got`` is a numeric ndarray of ``shape`` (and of ``dtype`` when given): the check a property test
+    makes before it indexes or reshapes the student's value. Returns ``got``.
+
+    :raises Mismatch: naming the expected shape or dtype (the student's: detail only).
+    """
+    if type(got) is not np.ndarray or got.dtype.kind not in "iuf":
+        raise Mismatch(what, f"expected a numeric array of shape {tuple(shape)}, got another kind of value",
+                       f"yours: {_describe(got)}")
+    if got.shape != tuple(shape):
+        raise Mismatch(what, f"wrong shape: expected {tuple(shape)}", f"yours: {_describe(got)}")
+    if dtype is not None and got.dtype != np.dtype(dtype):
+        raise Mismatch(what, f"wrong dtype: expected {np.dtype(dtype)}", f"yours: {_describe(got)}")
+    return got
+
+
+def assert_close_own(got: Any, own: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-8) -> None:
+    """A property of the student's own outputs: ``got`` must match ``own``, another of their outputs (the
+    output for a row scaled by 10 against the output for the row, say), within the tolerance of
+    :func:`assert_close` scaled to ``own``.
+
+    ``own`` must be a finite numeric array that is not one number everywhere: an output that ignores its
+    input (all zeros, a uniform softmax) holds every such property and proves nothing. Both values are the
+    student's, and either could carry a hidden input: the public words name neither's shape nor values.
+
+    :raises Mismatch: when ``own`` is no such array, ``got`` is not an array of its shape, or they differ.
+    """
+    def detail() -> str:
+        return "\n".join(
+            [f"the first output: {_describe(own)}; the second: {_describe(got)}"]
+            + ([diff.values(got64, own64, off, rtol, atol, allowed(own64, rtol, atol))] if off is not None else []))
+
+    off = got64 = own64 = None
+    if type(own) is not np.ndarray or own.dtype.kind not in "iuf":
+        raise Mismatch(what, "your function did not return a numeric array", detail)
+    own64 = own.astype(np.float64)
+    if not np.isfinite(own64).all():
+        raise Mismatch(what, "your output has NaN or inf", detail)
+    if own64.size and (own64 == own64.flat[0]).all():
+        raise Mismatch(what, "your output is one number everywhere: it does not depend on the input", detail)
+    if type(got) is not np.ndarray or got.dtype.kind not in "iuf" or got.shape != own.shape:
+        raise Mismatch(what, "your two outputs are not numeric arrays of one shape", detail)
+    got64 = got.astype(np.float64)
+    off = _outside(got64, own64, rtol, atol)
+    if off.any():
+        raise Mismatch(what, "your outputs differ where the property says they are equal", detail,
+                       arrays={"expected": own64, "got": got64})
+
+
+def assert_raises(call: Callable[[], Any], exception: type[BaseException], *, what: str) -> None:
+    """``call()`` (a call of a student function) must raise ``exception``, a built-in exception class, or
+    a subclass of it. Any other failure of the call (a timeout, NotImplementedError) stands as it is.
+
+    :raises Mismatch: when the call returns, or raises another exception.
+    """
+    try:
+        call()
+    except StudentError as err:
+        if err.kind != "raised":
+            raise
+        if exception.__name__ not in err.builtins:
+            raise Mismatch(what, f"expected {exception.__name__}, got another exception", err.public) from None
+        return
+    except exception:                    # a function called in this process (the bench's baseline)
+        return
+    raise Mismatch(what, f"expected {exception.__name__} to be raised, but the call returned a value")
+
+
+def _number(value: Any) -> bool:
+    """An int or a float of Python or numpy (not a bool): a count to compare by value."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
 def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
-    """The Mismatch for plain data that differ (types must match), or None when equal."""
+    """The Mismatch for plain data whose values differ, or None when equal. Numbers compare by value
+    (7.0 is 7), a dict by the expected keys (extra keys are :func:`assert_keys`' business)."""
     if isinstance(expected, dict):
         if type(got) is not dict:
             return Mismatch(what, f"expected a dict with keys {sorted(expected)}, got another kind of value",
                             f"yours: {_describe(got)}")
-        if set(got) != set(expected):                    # the expected keys may be named, never theirs
-            missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected), key=str)
-            wrong = " and ".join(([f"missing {missing}"] if missing else [])
-                                 + (["has keys that are not expected"] if extra else []))
-            return Mismatch(what, f"wrong keys: {wrong}", f"unexpected keys: {extra}" if extra else "")
+        missing = sorted(set(expected) - set(got))      # the expected keys may be named, never theirs
+        if missing:
+            return Mismatch(what, f"missing keys {missing}")
         for key in expected:
-            if type(got[key]) is not type(expected[key]):
-                return Mismatch(what, f"{key!r} should be {_a(type(expected[key]).__name__)}",
-                                f"yours: {_describe(got[key])}")
-        wrong = [key for key in expected if got[key] != expected[key]]
+            if _number(expected[key]) and not _number(got[key]):
+                return Mismatch(what, f"{key!r} should be a number", f"yours: {_describe(got[key])}")
+        wrong = [key for key in expected if _equal_mismatch(got[key], expected[key], what) is not None]
         if wrong:
             lines = [f"{key!r}: yours {got[key]!r}, expected {expected[key]!r}"
-                     + (f" (off by {got[key] - expected[key]:+,})" if isinstance(expected[key], int) else "")
+                     + (f" (off by {got[key] - expected[key]:+,})" if _number(expected[key]) else "")
                      for key in wrong]
             noun = "is not the expected count" if len(wrong) == 1 else "are not the expected counts"
             return Mismatch(what, f"{', '.join(map(repr, wrong))} {noun}", "\n".join(lines))
         return None
+    if _number(expected):
+        if not _number(got):
+            return Mismatch(what, "expected a number, got another kind of value", f"yours {got!r}, expected {expected!r}")
+        if got != expected:
+            return Mismatch(what, "not the expected value", f"yours {got!r}, expected {expected!r}")
+        return None
     if type(got) is not type(expected):
         return Mismatch(what, f"expected {_a(type(expected).__name__)}, got another kind of value",
-                        f"yours {got!r}, expected {expected!r}")
+                        f"yours: {_describe(got)}")
     if got != expected:
         return Mismatch(what, "not the expected value", f"yours {got!r}, expected {expected!r}")
     return None
 
 
-def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None = None) -> None:
-    """Exact equality for plain data: ints, strings, and dicts of them (e.g. parameter counts).
+def _dict_of(got: Any, expected: dict, what: str) -> None:
+    if type(got) is not dict:
+        raise Mismatch(what, f"expected a dict with keys {sorted(expected)}, got another kind of value",
+                       f"yours: {_describe(got)}")
 
-    ``True`` is not accepted for ``1`` and ``7.0`` is not accepted for ``7``: types must match.
+
+def assert_keys(got: Any, expected: dict, *, what: str) -> None:
+    """A dict with exactly ``expected``'s keys, whatever its values.
+
+    :raises Mismatch: naming the missing keys, and saying (never naming) that there are others.
+    """
+    _dict_of(got, expected, what)
+    if set(got) != set(expected):                        # the expected keys may be named, never theirs
+        missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected), key=str)
+        wrong = " and ".join(([f"missing {missing}"] if missing else [])
+                             + (["has keys that are not expected"] if extra else []))
+        raise Mismatch(what, f"wrong keys: {wrong}", f"unexpected keys: {extra}" if extra else "")
+
+
+def assert_types(got: Any, expected: Any, *, what: str) -> None:
+    """The kind of value, whatever the value: each value of the very type of ``expected``'s (a Python
+    ``int``, not ``7.0``, ``True`` or ``numpy.int64``); for a dict, at each expected key (other keys are
+    :func:`assert_keys`' business).
+
+    :raises Mismatch: naming the missing keys or the first key of the wrong type.
+    """
+    if isinstance(expected, dict):
+        _dict_of(got, expected, what)
+        missing = sorted(set(expected) - set(got))
+        if missing:
+            raise Mismatch(what, f"missing keys {missing}")
+        for key in expected:
+            assert_types(got[key], expected[key], what=f"{what}: {key!r}")
+        return
+    if type(got) is not type(expected):
+        raise Mismatch(what, f"should be {_a(type(expected).__name__)}", f"yours: {_describe(got)}")
+
+
+def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None = None) -> None:
+    """Equality of values for plain data: numbers, strings, and dicts of them (e.g. parameter counts).
+
+    ``7.0`` and ``numpy.int64(7)`` are accepted for ``7`` (``True`` is not), and a dict is compared on the
+    expected keys: the types and the exact keys are checks of their own (:func:`assert_types`,
+    :func:`assert_keys`).
 
     :param diagnose: asked after a failure which known mistake ``got`` matches (see :data:`Diagnose`).
     :raises Mismatch: naming the keys or the value that differ.

@@ -21,10 +21,12 @@ class StudentError(Exception):
     :param public: the same with what the student's code chose (an exception's type name, an exit
         status), for public tests only; defaults to ``message``.
     :param seconds: the CPU seconds the failed call took (charged to the time budgets).
+    :param builtins: for ``raised``, the built-in exception classes the exception is an instance of, by
+        name (``("ValueError", "Exception", "BaseException")``): what ``compare.assert_raises`` asks.
     """
 
     def __init__(self, kind: str, message: str, detail: str = "", output: str = "", seconds: float = 0.0,
-                 public: str = ""):
+                 public: str = "", builtins: tuple[str, ...] = ()):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -32,6 +34,7 @@ class StudentError(Exception):
         self.detail = detail      # the student's traceback lines; may show values, so public tests only
         self.output = output      # what the student's code printed during the call
         self.seconds = seconds
+        self.builtins = builtins
 
 
 class GraderFault(Exception):

@@ -54,6 +54,7 @@ class TestResult:
     :param kind: the failure's tag (``mismatch``, ``timeout``, ``import_error``, ...), empty when passed.
     :param feedback: for the feedback page: ``diagnosis`` (a known mistake's id), and where values may be
         shown, ``expected`` and ``got`` (arrays of a failed comparison) and ``figures``.
+    :param property: a property test (``@pytest.mark.property``: the student's own outputs, not values).
     """
 
     name: str
@@ -64,6 +65,7 @@ class TestResult:
     visibility: str
     kind: str = ""
     feedback: dict = field(default_factory=dict)
+    property: bool = False
 
 
 @dataclass(frozen=True)
@@ -412,7 +414,8 @@ class GradingPlugin:
             status, kind, output = self._verdicts.get(item.nodeid, ("error", "not_run", f"not run: {error}"))
             results.append(TestResult(name=item.name, problem=problem.name, points=points, status=status,
                                       output=output, visibility=visibility, kind=kind,
-                                      feedback=self._feedback.get(item.nodeid, {})))
+                                      feedback=self._feedback.get(item.nodeid, {}),
+                                      property=item.get_closest_marker("property") is not None))
         return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error, fault)
 
 

@@ -6,6 +6,7 @@ output (capped, never parsed), and restarts a fresh worker after a crash or a ti
 """
 from __future__ import annotations
 
+import builtins
 import errno
 import json
 import os
@@ -1120,7 +1121,8 @@ class Worker:
         if not payload["ok"]:
             kind = payload["kind"]
             raise StudentError(kind, _words(kind, module, function), public=payload["error"][:SHOWN_TEXT],
-                               detail=payload.get("traceback", "")[:SHOWN_TEXT * 4], output=output, seconds=seconds)
+                               detail=payload.get("traceback", "")[:SHOWN_TEXT * 4], output=output, seconds=seconds,
+                               builtins=tuple(payload.get("builtins", ())))
         return Reply(payload["value"], payload.get("inputs"), output, seconds)
 
     def check_fault(self) -> None:
@@ -1202,6 +1204,8 @@ def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path 
     return worker
 
 
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
 KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large", "not_specified"}
 
 
@@ -1237,8 +1241,10 @@ def _well_formed(reply: Any, nonce: str, return_inputs: bool) -> bool:
         inputs = reply.get("inputs")
         return "value" in reply and (not return_inputs or (type(inputs) is list and len(inputs) == 2
                                                             and type(inputs[0]) is list and type(inputs[1]) is dict))
+    builtins = reply.get("builtins", [])
     return (reply.get("kind") in KINDS and type(reply.get("error")) is str
-            and type(reply.get("traceback", "")) is str)
+            and type(reply.get("traceback", "")) is str
+            and type(builtins) is list and all(type(b) is str and b in BUILTIN_EXCEPTIONS for b in builtins))
 
 
 def _death(function: str, code: int | None, garbled: str | None, module: str = "",

@@ -74,6 +74,8 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
                      "visibility": r.visibility}
             if r.kind:
                 entry["kind"] = r.kind
+            if r.property:
+                entry["property"] = True
             if r.feedback.get("diagnosis"):
                 entry["diagnosis"] = r.feedback["diagnosis"]
             tests.append(entry)

@@ -16,6 +16,7 @@ call's round trip.)
 """
 from __future__ import annotations
 
+import builtins
 import importlib
 import json
 import math
@@ -296,6 +297,13 @@ def _name(exc: BaseException) -> str:
     return name if len(name) <= SHOWN_NAME else name[:SHOWN_NAME] + "…"
 
 
+def _builtin_bases(exc: BaseException) -> list[str]:
+    """The built-in exception classes ``exc`` is an instance of (ValueError for a subclass of it): what a
+    test of "raises ValueError" asks, by names that are Python's, not the student's."""
+    return [c.__name__ for c in type(exc).__mro__
+            if issubclass(c, BaseException) and getattr(builtins, c.__name__, None) is c]
+
+
 def _describe(exc: BaseException) -> str:
     try:
         text = str(exc)
@@ -416,6 +424,7 @@ def _call(request: dict, requests=None, replies=None) -> dict:
                     "error": f"{function}() is not implemented yet (it raises NotImplementedError)"}
         # Shown by public tests only (a hidden test words its message from "kind" alone).
         return {"ok": False, "kind": "raised", "error": f"{function}() raised {_name(exc)}",
+                "builtins": _builtin_bases(exc),
                 "traceback": f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip()}
     finally:
         for where, key, original in undo:

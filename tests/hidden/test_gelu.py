@@ -1,18 +1,22 @@
 """Hidden tests for gelu(x), GPT-2's tanh form.
 
-Expected values come from the reference solution on fixed inputs. Aimed at: the exact erf form (at most 4.7e-4
+Value tests compare with the reference solution on fixed inputs. Aimed at: the exact erf form (at most 4.7e-4
 away, near |x| = 2.7, so the tolerance stays at rtol 1e-5), a wrong constant (largest near |x| = 1.3), ReLU or
-other shortcuts on negative inputs, overflow in the tails, float32 input.
+other shortcuts on negative inputs, overflow in the tails, float32 input, float32 arithmetic inside a float64
+computation (the one F64 test).
+
+Property tests (`@pytest.mark.property`) check the student's own outputs: gelu(x) - gelu(-x) = x (true of
+the tanh form whatever its constants), elementwise on any shape, the input left as it was, float32 kept
+float32.
 """
 import numpy as np
 import pytest
 
-from grader.compare import assert_close
+from grader.compare import assert_array, assert_close, assert_close_own
+from public.toy import F64
 
-F32 = {"rtol": 1e-4, "atol": 1e-5}  # float32 input against the reference on the float64 cast
 
-
-@pytest.mark.points(2.5)
+@pytest.mark.points(2)
 def test_tanh_form_not_erf_near_2_7(student, reference, mistakes):
     """Around |x| = 2.7 the tanh form must be used: the erf form is 4.7e-4 away there."""
     x = np.concatenate([np.linspace(-3.2, -2.2, 21), np.linspace(2.2, 3.2, 21)])
@@ -22,7 +26,7 @@ def test_tanh_form_not_erf_near_2_7(student, reference, mistakes):
                  diagnose=mistakes.gelu(x))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_grid_from_minus_2_to_2(student, reference, mistakes):
     """On a grid from -2 to 2, negatives included, the constants sqrt(2/pi) and 0.044715 are right."""
     x = np.linspace(-2.0, 2.0, 41)
@@ -34,16 +38,6 @@ def test_grid_from_minus_2_to_2(student, reference, mistakes):
 
 
 @pytest.mark.points(1.5)
-def test_random_matrix(student, reference, mistakes):
-    """A random 6×7 matrix goes through gelu element by element."""
-    rng = np.random.default_rng(201)
-    x = rng.normal(scale=1.5, size=(6, 7))
-    got = student.gelu(x)
-    assert_close(got, reference.gelu(x), what="gelu of a random 6×7 matrix",
-                 diagnose=mistakes.gelu(x))
-
-
-@pytest.mark.points(2)
 def test_tails_and_large_magnitudes(student, reference, mistakes):
     """Large |x| (up to 50) stays finite: gelu(x) is about x for large x and about 0 for very negative x."""
     x = np.array([-50.0, -20.0, -10.0, -6.0, -5.0, 5.0, 6.0, 10.0, 20.0, 50.0])
@@ -54,11 +48,67 @@ def test_tails_and_large_magnitudes(student, reference, mistakes):
                  diagnose=mistakes.gelu(x))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(0.5)
 def test_float32_input_to_gelu(student, reference, mistakes):
     """A float32 input gives the right values (float32 or float64 out)."""
     rng = np.random.default_rng(202)
     x = (2.0 * rng.normal(size=(5, 8))).astype(np.float32)
     got = student.gelu(x)
-    assert_close(got, reference.gelu(x.astype(np.float64)), what="gelu of a float32 5×8 matrix", **F32,
+    assert_close(got, reference.gelu(x.astype(np.float64)), what="gelu of a float32 5×8 matrix",
                  diagnose=mistakes.gelu(x))
+
+
+@pytest.mark.points(0.5)
+def test_gelu_float64_input_in_float64(student, reference, mistakes):
+    """A float64 input goes through gelu in float64 throughout: to 1e-10, not float32's 1e-7."""
+    rng = np.random.default_rng(203)
+    x = 1.5 * rng.normal(size=(4, 9))
+    got = student.gelu(x)
+    assert_close(got, reference.gelu(x), **F64,
+                 what="gelu of a float64 4×9 matrix, to 1e-10 of its largest value (no float32 inside)",
+                 diagnose=mistakes.gelu(x))
+
+
+# Properties, on the student's own outputs.
+
+@pytest.mark.property
+@pytest.mark.points(1)
+def test_gelu_x_minus_gelu_minus_x_is_x(student):
+    """0.5·x·(1 + t) - 0.5·(-x)·(1 - t) = x: gelu(x) - gelu(-x) gives back x, whatever the constants inside."""
+    x = np.linspace(-3.0, 3.0, 25)
+    what = "gelu(x) - gelu(-x) for 25 points from -3 to 3 (it is x: the leading 0.5 and the odd tanh)"
+    plus = assert_array(student.gelu(x), x.shape, what=what)
+    minus = assert_array(student.gelu(-x), x.shape, what=what)
+    assert_close(plus - minus, x, what=what)
+
+
+@pytest.mark.property
+@pytest.mark.points(1)
+def test_any_shape_element_by_element(student):
+    """A (2, 3, 4) array gives, entry for entry, what its flat copy gives: gelu works element by element."""
+    rng = np.random.default_rng(204)
+    x = rng.normal(scale=2.0, size=(2, 3, 4))
+    what = "gelu of a 2×3×4 array against gelu of its 24 numbers as a flat array (elementwise, same shape out)"
+    got = assert_array(student.gelu(x), x.shape, what=what)
+    assert_close_own(got.reshape(-1), student.gelu(x.reshape(-1)), what=what)
+
+
+@pytest.mark.property
+@pytest.mark.points(1)
+def test_gelu_leaves_its_input_unchanged(student):
+    """gelu returns a new array and leaves x as it was."""
+    rng = np.random.default_rng(205)
+    x = rng.normal(size=(3, 7))
+    _, args_after, _ = student.call_with_inputs("gelu", x)
+    assert_close(args_after[0], x, rtol=0.0, atol=0.0, what="x after calling gelu (it must not be changed in place)")
+
+
+@pytest.mark.property
+@pytest.mark.points(1)
+def test_gelu_float32_in_float32_out(student):
+    """A float32 input gives a float32 output, with the values the same input gives in float64."""
+    rng = np.random.default_rng(206)
+    x = rng.normal(scale=2.0, size=(3, 6))
+    what = "gelu of a float32 3×6 matrix (float32 out, the float32 of what the float64 input gives)"
+    got = assert_array(student.gelu(x.astype(np.float32)), x.shape, np.float32, what=what)
+    assert_close_own(got, student.gelu(x), rtol=1e-4, what=what)

@@ -7,15 +7,17 @@ form and the exact erf form x * Phi(x) differ by up to 4.7e-4 (near |x| = 2.7): 
 import numpy as np
 import pytest
 
-from grader.compare import assert_close
+from grader.compare import assert_array, assert_close, assert_close_own
+from public.toy import COURSE
 
 
 @pytest.mark.points(1.5)
 def test_course_values_at_plus_and_minus_1_102(student, mistakes):
-    """The course's worked numbers: gelu(-1.102) = -0.149 and gelu(1.102) = 0.952."""
+    """The course's worked numbers: gelu(-1.102) = -0.149 and gelu(1.102) = 0.953 (0.95279; the course text
+    prints 0.952, a rounding slip)."""
     got = student.gelu(np.array([-1.102, 1.102]))
-    assert_close(got, [-0.149, 0.952], rtol=0.0, atol=1e-3,
-                 what="gelu of [-1.102, 1.102] (the course's numbers for ␣the, to 3 decimals)",
+    assert_close(got, [-0.149, 0.953], **COURSE,
+                 what="gelu of [-1.102, 1.102] (the course's numbers for ␣the, to 3 decimals: -0.149 and 0.953)",
                  diagnose=mistakes.gelu(np.array([-1.102, 1.102])))
 
 
@@ -31,13 +33,12 @@ def test_known_values_from_minus_4_to_4(student, mistakes):
                  diagnose=mistakes.gelu(x))
 
 
+@pytest.mark.property
 @pytest.mark.points(1.5)
-def test_matrix_input_keeps_its_shape(student, mistakes):
-    """gelu of a 2×3 matrix works element by element and returns a 2×3 matrix."""
+def test_matrix_input_is_taken_element_by_element(student):
+    """gelu of a 2×3 matrix is a 2×3 matrix, each entry what gelu gives that number alone (in a flat array)."""
     x = np.array([[-0.3, 0.8, 2.0],
                   [-2.0, 3.3, -0.05]])
-    expected = [[-0.1146290765, 0.6304316914, 1.954597694],
-                [-0.04540230591, 3.298688772, -0.02400306176]]
-    got = student.gelu(x)
-    assert_close(got, expected, what="gelu of a 2×3 matrix (elementwise, same shape out)",
-                 diagnose=mistakes.gelu(x))
+    what = "gelu of a 2×3 matrix against gelu of its 6 numbers as a flat array (elementwise, same shape out)"
+    got = assert_array(student.gelu(x), x.shape, what=what)
+    assert_close_own(got.reshape(-1), student.gelu(x.reshape(-1)), what=what)

@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.compare import Diagnosis, Mismatch, assert_close, assert_close_any, assert_equal, same_array
+from grader.compare import (Diagnosis, Mismatch, assert_close, assert_close_any, assert_close_own, assert_equal,
+                            assert_keys, assert_raises, assert_types, same_array)
+from grader.errors import StudentError
 
 EXP = np.array([[1.0, 2.0], [3.0, 4.0]])
 
@@ -60,20 +62,70 @@ def test_close_any_names_the_match():
 
 
 @pytest.mark.parametrize("got, words", [
-    ({"total": 7, "mlp": 3}, "wrong keys"),
-    ({"total": 7.0}, "should be an int"),
-    ({"total": True}, "should be an int"),
-    ({"total": 8}, "not the expected count"),
+    ({"mlp": 3}, "missing keys ['total']"),
+    ({"total": True}, "'total' should be a number"),
+    ({"total": "7"}, "'total' should be a number"),
+    ({"total": 8}, "'total' is not the expected count"),
+    ({"total": 6.5}, "'total' is not the expected count"),
     ([("total", 7)], "expected a dict"),
 ])
-def test_assert_equal_is_strict_about_type_and_value(got, words):
+def test_assert_equal_compares_the_values(got, words):
     with pytest.raises(Mismatch) as err:
         assert_equal(got, {"total": 7}, what="counts")
     assert words in err.value.full
 
 
-def test_assert_equal_passes_equal_dicts():
-    assert_equal({"total": 7, "mlp": 3}, {"mlp": 3, "total": 7}, what="counts")
+@pytest.mark.parametrize("got", [{"total": 7, "mlp": 3}, {"total": 7.0, "mlp": 3}, {"mlp": np.int64(3), "total": 7},
+                                 {"total": 7, "mlp": 3, "extra": 1}])
+def test_assert_equal_leaves_types_and_extra_keys_to_assert_types(got):
+    assert_equal(got, {"mlp": 3, "total": 7}, what="counts")
+
+
+@pytest.mark.parametrize("got, words", [
+    ({}, "missing keys ['total']"),
+    ({"total": 7.0}, "'total': should be an int"),
+    ({"total": np.int64(7)}, "'total': should be an int"),
+    ({"total": True}, "'total': should be an int"),
+])
+def test_assert_types_wants_the_exact_keys_and_python_types(got, words):
+    with pytest.raises(Mismatch) as err:
+        assert_types(got, {"total": 7}, what="counts")
+    assert words in err.value.public
+    assert "extra" not in err.value.public                  # the student's own keys: detail only
+
+
+def test_assert_types_passes_whatever_the_values_and_other_keys():
+    assert_types({"total": 8, "extra": 1.5}, {"total": 7}, what="counts")
+
+
+@pytest.mark.parametrize("got, words", [({"total": 7.0, "extra": 1}, "wrong keys: has keys that are not expected"),
+                                        ({}, "wrong keys: missing ['total']"), (7, "expected a dict")])
+def test_assert_keys_wants_the_exact_keys_whatever_the_values(got, words):
+    with pytest.raises(Mismatch) as err:
+        assert_keys(got, {"total": 7}, what="counts")
+    assert words in err.value.public
+    assert_keys({"total": "x"}, {"total": 7}, what="counts")
+
+
+def test_assert_close_own_compares_two_of_the_students_outputs():
+    rng = np.random.default_rng(0)
+    own = rng.normal(size=(3, 4))
+    assert_close_own(own + 1e-9, own, what="x")
+    for got, words in [(own + 1e-3, "your outputs differ"), (own[:2], "not numeric arrays of one shape"),
+                       ([1.0], "not numeric arrays of one shape")]:
+        with pytest.raises(Mismatch) as err:
+            assert_close_own(got, own, what="x")
+        assert words in err.value.public
+        assert "(2, 4)" not in err.value.public and "(3, 4)" not in err.value.public    # neither shape: theirs
+
+
+@pytest.mark.parametrize("own, words", [(np.zeros((3, 4)), "one number everywhere"),
+                                        (np.full((2, 2), np.nan), "NaN or inf"),
+                                        ("text", "did not return a numeric array")])
+def test_an_output_that_ignores_its_input_holds_no_property(own, words):
+    with pytest.raises(Mismatch) as err:
+        assert_close_own(own, own, what="x")
+    assert words in err.value.public
 
 
 # ------------------------------------------------------------------ the numeric diff of a failed comparison
@@ -183,7 +235,10 @@ def test_diagnose_also_runs_for_nan_and_for_counts():
         assert_equal({"total": 6}, {"total": 7}, what="c", diagnose=diagnose)
     assert err.value.diagnosis == Diagnosis("m", "named")
     with pytest.raises(Mismatch) as err:
-        assert_equal({"total": 6.0}, {"total": 7}, what="c", diagnose=diagnose)   # a float is not the int 6
+        assert_equal({"total": 6.0}, {"total": 7}, what="c", diagnose=diagnose)   # by value: 6.0 is 6
+    assert err.value.diagnosis == Diagnosis("m", "named")
+    with pytest.raises(Mismatch) as err:
+        assert_equal({"total": 5}, {"total": 7}, what="c", diagnose=diagnose)
     assert err.value.diagnosis is None
 
 
@@ -297,17 +352,18 @@ LEAKS = {
         (np.zeros((0, 31337)), ["31337"]), (np.zeros(4242), ["4242"])]),
     "close_any: values differ": (lambda got: assert_close_any(got, {"a": EXP, "b": EXP + 1}, what="w"), [
         (np.full((2, 2), 0.7777123), ["0.777712"]), (EXP + 31337, ["31338"])]),
-    "an int": (lambda got: assert_equal(got, 7, what="w"), [(31337, ["31337"]), (4242, ["4242"])]),
-    "not an int": (lambda got: assert_equal(got, 7, what="w"), [
-        (0.7777123, ["0.7777123"]), ("LEAK-4242", ["LEAK-4242"]), (True, ["True"]), ([31337], ["31337"])]),
+    "a number": (lambda got: assert_equal(got, 7, what="w"), [(31337, ["31337"]), (4242, ["4242"]),
+                                                                (0.7777123, ["0.7777123"])]),
+    "not a number": (lambda got: assert_equal(got, 7, what="w"), [
+        ("LEAK-4242", ["LEAK-4242"]), (True, ["True"]), ([31337], ["31337"])]),
     "a string": (lambda got: assert_equal(got, "gelu", what="w"), [("LEAK-4242", ["LEAK-4242"]), ("", ["yours ''"])]),
     "not a dict": (lambda got: assert_equal(got, COUNTS, what="w"), [
         ([31337], ["list"]), (0.7777123, ["0.7777123"]), ("LEAK-4242", ["str"])]),
-    "missing and unexpected keys": (lambda got: assert_equal(got, COUNTS, what="w"), [
+    "missing and unexpected keys": (lambda got: assert_keys(got, COUNTS, what="w"), [
         ({"total": 7, "LEAK-4242": 1}, ["LEAK-4242"]), ({"total": 7, "LEAK-31337": 2, "x": 0}, ["LEAK-31337"])]),
-    "unexpected keys": (lambda got: assert_equal(got, COUNTS, what="w"), [
+    "unexpected keys": (lambda got: assert_keys(got, COUNTS, what="w"), [
         ({**COUNTS, "LEAK-4242": 1}, ["LEAK-4242"]), ({**COUNTS, "31337": 0}, ["31337"])]),
-    "a value of the wrong type": (lambda got: assert_equal(got, COUNTS, what="w"), [
+    "a value of the wrong type": (lambda got: assert_types(got, COUNTS, what="w"), [
         ({"attention": 3, "total": 0.7777123}, ["0.7777123", "float"]), ({"attention": 3, "total": "LEAK-4242"}, ["str"]),
         ({"attention": 3, "total": [31337]}, ["list"]), ({"attention": 3, "total": None}, ["NoneType"])]),
     "wrong counts": (lambda got: assert_equal(got, COUNTS, what="w"), [
@@ -337,18 +393,39 @@ def test_a_hidden_test_says_what_is_wrong_in_fixed_words(got, public):
     assert _views(lambda: assert_close(got, EXP, what="w"))[0] == f"w: {public}"
 
 
-@pytest.mark.parametrize("got, public", [
-    ([7], "expected a dict with keys ['attention', 'total'], got another kind of value"),
-    ({"total": 7}, "wrong keys: missing ['attention']"),
-    ({"total": 7, "LEAK": 3}, "wrong keys: missing ['attention'] and has keys that are not expected"),
-    ({**COUNTS, "LEAK": 3}, "wrong keys: has keys that are not expected"),
-    ({"attention": 3.0, "total": 7}, "'attention' should be an int"),
-    ({"attention": 3, "total": 8}, "'total' is not the expected count"),
+@pytest.mark.parametrize("check, got, public", [
+    (assert_equal, [7], "expected a dict with keys ['attention', 'total'], got another kind of value"),
+    (assert_equal, {"total": 7}, "missing keys ['attention']"),
+    (assert_equal, {"attention": 3, "total": 8}, "'total' is not the expected count"),
+    (assert_keys, {"total": 7}, "wrong keys: missing ['attention']"),
+    (assert_keys, {"total": 7, "LEAK": 3}, "wrong keys: missing ['attention'] and has keys that are not expected"),
+    (assert_keys, {**COUNTS, "LEAK": 3}, "wrong keys: has keys that are not expected"),
+    (assert_types, {"attention": 3.0, "total": 7}, "'attention': should be an int"),
 ])
-def test_a_hidden_test_names_only_the_expected_keys(got, public):
-    assert _views(lambda: assert_equal(got, COUNTS, what="w"))[0] == f"w: {public}"
+def test_a_hidden_test_names_only_the_expected_keys(check, got, public):
+    assert _views(lambda: check(got, COUNTS, what="w"))[0] == f"w: {public}"
 
 
 def test_plain_values_say_the_expected_type_and_nothing_of_the_value():
-    assert _views(lambda: assert_equal(7.0, 7, what="w"))[0] == "w: expected an int, got another kind of value"
+    assert _views(lambda: assert_types(7.0, 7, what="w"))[0] == "w: should be an int"
+    assert _views(lambda: assert_equal("7", 7, what="w"))[0] == "w: expected a number, got another kind of value"
     assert _views(lambda: assert_equal(8, 7, what="w"))[0] == "w: not the expected value"
+
+
+def _raises(kind: str, *builtins: str):
+    def call():
+        raise StudentError(kind, "f() failed", builtins=builtins)
+    return call
+
+
+def test_assert_raises_wants_that_builtin_exception_or_a_subclass():
+    assert_raises(_raises("raised", "ValueError", "Exception", "BaseException"), ValueError, what="f('x')")
+    with pytest.raises(Mismatch) as err:
+        assert_raises(_raises("raised", "KeyError", "LookupError", "Exception", "BaseException"), ValueError,
+                      what="f('x')")
+    assert err.value.public == "f('x'): expected ValueError, got another exception"
+    with pytest.raises(Mismatch) as err:
+        assert_raises(lambda: {"total": 1}, ValueError, what="f('x')")
+    assert "the call returned a value" in err.value.public
+    with pytest.raises(StudentError):                     # a timeout or a stub stands as it is
+        assert_raises(_raises("not_implemented"), ValueError, what="f('x')")
