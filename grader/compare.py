@@ -217,9 +217,9 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
         raise
 
 
-def assert_array(got: Any, shape: tuple[int, ...], dtype: Any = None, *, what: str) -> np.ndarray:
-    """``got`` is a numeric ndarray of ``shape`` (and of ``dtype`` when given): the check a property test
-    makes before it indexes or reshapes the student's value. Returns ``got``.
+def assert_array(got: Any, shape: tuple[int, ...], dtypes: Sequence[Any] = (), *, what: str) -> np.ndarray:
+    """``got`` is a numeric ndarray of ``shape`` (and of one of ``dtypes`` when given): the check a property
+    test makes before it indexes or reshapes the student's value. Returns ``got``.
 
     :raises Mismatch: naming the expected shape or dtype (the student's: detail only).
     """
@@ -228,8 +228,9 @@ def assert_array(got: Any, shape: tuple[int, ...], dtype: Any = None, *, what: s
                        f"yours: {_describe(got)}")
     if got.shape != tuple(shape):
         raise Mismatch(what, f"wrong shape: expected {tuple(shape)}", f"yours: {_describe(got)}")
-    if dtype is not None and got.dtype != np.dtype(dtype):
-        raise Mismatch(what, f"wrong dtype: expected {np.dtype(dtype)}", f"yours: {_describe(got)}")
+    if dtypes and got.dtype not in [np.dtype(d) for d in dtypes]:
+        raise Mismatch(what, f"wrong dtype: expected {' or '.join(str(np.dtype(d)) for d in dtypes)}",
+                       f"yours: {_describe(got)}")
     return got
 
 

@@ -105,10 +105,12 @@ def test_gelu_leaves_its_input_unchanged(student):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_gelu_float32_in_float32_out(student):
-    """A float32 input gives a float32 output, with the values the same input gives in float64."""
+def test_gelu_float32_input_keeps_float32_precision(student):
+    """A float32 input gives a float array (float32, or float64: NumPy 2 promotes float32 times a float64
+    scalar such as np.sqrt(2 / np.pi), NumPy 1 did not, and one code gets one grade on every install) with
+    the values that the same input gives in float64, to float32 precision."""
     rng = np.random.default_rng(206)
     x = rng.normal(scale=2.0, size=(3, 6))
-    what = "gelu of a float32 3×6 matrix (float32 out, the float32 of what the float64 input gives)"
-    got = assert_array(student.gelu(x.astype(np.float32)), x.shape, np.float32, what=what)
+    what = "gelu of a float32 3×6 matrix (a float32 or float64 array, the values float64 input gives)"
+    got = assert_array(student.gelu(x.astype(np.float32)), x.shape, (np.float32, np.float64), what=what)
     assert_close_own(got, student.gelu(x), rtol=1e-4, what=what)
