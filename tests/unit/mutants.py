@@ -214,3 +214,18 @@ FAULTS: dict[str, Fault] = {
     "params_extra_key": Fault("params", {"params": [(TOTAL, TOTAL[:-1] + ', "style": style}')]}),
     "params_stub": Fault("params", {"params": [(STYLE_CHECK, "    " + STUB + "\n")]}),
 }
+
+
+def write_class(folder: Path) -> Path:
+    """Every fault of FAULTS as a student of its own name in ``folder``, and the reference as "reference"."""
+    for name, fault in FAULTS.items():
+        faulty(folder, name, fault.edits)
+    faulty(folder, "reference")
+    return folder
+
+
+def points_lost(doc: dict, reference: dict, problem: str) -> tuple[float, float]:
+    """The points ``doc`` lost against the reference's score file in ``problem`` and in all the others."""
+    theirs = {p["name"]: p["score"] for p in doc["problems"]}
+    lost = {p["name"]: p["score"] - theirs[p["name"]] for p in reference["problems"]}
+    return lost[problem], sum(v for name, v in lost.items() if name != problem)
