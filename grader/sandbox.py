@@ -705,6 +705,7 @@ class Worker:
             limits["seccomp"] = program.hex()
         limits["drop_uid"], limits["drop_gid"] = (DROP_UID, DROP_UID) if self._drop_uid else self._run_as or (None, None)
         limits["modules"] = self._functions
+        limits["failed_imports"] = {module: error.message for module, error in self._import_failed.items()}
         if self.level == BWRAP:
             limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)
         self._close_log()                                # a new log for every worker: a fresh worker cannot

@@ -338,12 +338,13 @@ class _Placeholders:
         self.finding.add(name)
         spec = failure = None
         try:
-            spec = importlib.util.find_spec(name)       # the usual finders, the import policy first
+            if name not in _FAILED_IMPORTS:             # (one that timed out in an earlier worker: not again)
+                spec = importlib.util.find_spec(name)   # the usual finders, the import policy first
         except BaseException as exc:                    # no such file: the policy's ModuleNotFoundError
             failure = exc
         finally:
             self.finding.discard(name)
-        if spec is None and failure is None:
+        if spec is None and failure is None and name not in _FAILED_IMPORTS:
             failure = ModuleNotFoundError(f"No module named {name!r}", name=name)
         loader = _PlaceholderLoader(spec.loader if spec else None, failure, self.modules[name],
                                     os.path.join(self.folder, name + ".py"))
@@ -364,10 +365,11 @@ class _PlaceholderLoader:
 
     def exec_module(self, module):
         try:
-            if self.loader is None:
+            if self.failure is not None:
                 raise self.failure
-            self.loader.exec_module(module)
-            return
+            if self.loader is not None:
+                self.loader.exec_module(module)
+                return
         except BaseException as exc:                    # SystemExit, KeyboardInterrupt, pytest.exit too
             _FAILED_IMPORTS[module.__name__] = _import_failure(module.__name__, exc)
         why = _FAILED_IMPORTS[module.__name__]["error"]
@@ -510,6 +512,8 @@ def main(argv: list[str]) -> None:
         sys.meta_path.insert(0, _ImportPolicy(limits["imports"], submission))
     if limits.get("modules"):
         sys.meta_path.insert(0, _Placeholders(limits["modules"], submission))
+    for module, why in limits.get("failed_imports", {}).items():    # they timed out or crashed a worker before
+        _FAILED_IMPORTS[module] = {"ok": False, "kind": "import_error", "error": why}
     if limits.get("tmp_inodes"):
         _private_tmp(limits["tmp_bytes"], limits["tmp_inodes"])
     _drop_privileges(limits.get("drop_uid"), limits.get("drop_gid"))

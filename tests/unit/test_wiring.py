@@ -18,6 +18,8 @@ COMPONENT_FAULTS = {
         "gelu_no_half", "gelu_stub", "layernorm.ddof1", "ln_no_beta", "ln_eps_1e6", "ln_exits", "att_no_w_o",
         "att_reversed_heads", "att_pytorch_layout", "softmax_no_keepdims", "mlp.no_gelu", "ln_syntax_error",
         "ln_missing")},
+    # an import that never ends: the worker is killed, and the next one does not run layernorm.py again
+    "ln_hangs_at_import": {"layernorm": [("import numpy as np\n", "import numpy as np\n\nwhile True:\n    pass\n")]},
     # a layernorm that returns zeros when the block calls it (and is right when tested alone)
     "ln_lies_in_block": {"layernorm": [(LN_RETURN, "import sys\n    if sys._getframe(1).f_code.co_name == 'block':\n"
                                                    "        return np.zeros_like(x)\n    " + LN_RETURN)]},
