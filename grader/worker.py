@@ -322,7 +322,8 @@ def _import(module_name: str):
 
 class _Placeholders:
     """A meta path finder for the course's modules (``modules``: module -> its course functions). One that fails
-    to import (a SyntaxError, an exception at import, no such file) is left in ``sys.modules`` as a placeholder
+    to import (a SyntaxError, an exception at import, no such file; or one whose import timed out or crashed an
+    earlier worker, which is not run again) is left in ``sys.modules`` as a placeholder
     holding only the course's functions, each raising ImportError with the import's failure: so block.py's
     ``from layernorm import layernorm`` still imports, and its wiring tests, which stand the function in
     anyway (bound by identity), judge the block; the failing module's own calls get its import failure, as
