@@ -90,7 +90,8 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         click.echo(warning, err=True)
     # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
     # its interpreter imports numpy while this one imports pytest and collects the suites.
-    worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS, modules=course.modules)
+    worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS, modules=course.modules,
+                                    functions=course.functions)
     try:
         from . import report, runner, scoring
 

@@ -250,7 +250,7 @@ class GradingPlugin:
                                   run_as=self.run_as)
         elif self._early is None and isinstance(self.jobs, (list, tuple)) and self.jobs:
             self._early = started_worker(self.jobs[0].path, self.course.limits, self.level, self.tmp_root,
-                                         self.course.modules, self.run_as)
+                                         self.course.modules, self.run_as, self.course.functions)
 
     def close(self) -> None:
         """Stop the zygote and any worker started early."""
@@ -304,13 +304,14 @@ class GradingPlugin:
             return early
         if not self.warm:
             return Worker(job.path, self.course.limits, self.level, None, self.tmp_root, self.course.modules,
-                          self.run_as)
+                          self.run_as, self.course.functions)
         if self._zygote is not None and not self._zygote.alive:
             self._discard_zygote()
         if self._zygote is None:
             self._zygote = Zygote(self.level, self.tmp_root, imports=self.course.limits.imports, run_as=self.run_as)
         self._zygote.wait()
-        return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, self.course.modules)
+        return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, self.course.modules,
+                      functions=self.course.functions)
 
     def _wiring(self):
         """Where the wiring tests' stand-ins get their values (the reference where the solutions are here)."""

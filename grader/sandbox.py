@@ -617,6 +617,9 @@ class Worker:
         ``limits.import_timeout`` (not on any call's or problem's time).
     :param run_as: at the ``process`` level, as root, the user the worker runs as (see :func:`run_as_ids`);
         with a zygote, the zygote's.
+    :param functions: the course's functions -> their modules: one of those modules that fails to import is,
+        for the modules that import it, a placeholder whose functions raise (so the wiring tests, which stand
+        them in, still judge block.py when layernorm.py does not import).
 
     Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``), with a
     wall-clock backstop WALL_FACTOR times larger; elsewhere (a student's macOS or Windows laptop) the
@@ -626,7 +629,8 @@ class Worker:
     """
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
-                 tmp_root: Path | None = None, modules: Sequence[str] = (), run_as: str | None = None):
+                 tmp_root: Path | None = None, modules: Sequence[str] = (), run_as: str | None = None,
+                 functions: Mapping[str, str] | None = None):
         if level not in (BWRAP, PROCESS):
             raise ValueError(f"unknown isolation level {level!r}")
         if zygote is not None and zygote.level != level:
@@ -635,6 +639,9 @@ class Worker:
         self.level = level
         self._zygote = zygote
         self._modules = list(dict.fromkeys(modules))
+        self._functions: dict[str, list[str]] = {}       # module -> its course functions
+        for function, module in (functions or {}).items():
+            self._functions.setdefault(module, []).append(function)
         self._drop_uid = level == BWRAP and os.geteuid() == 0
         self._run_as = zygote.run_as if zygote is not None else run_as_ids(run_as, level)
         tmp_root = Path(tmp_root).resolve() if tmp_root else None
@@ -698,6 +705,8 @@ class Worker:
         if program:
             limits["seccomp"] = program.hex()
         limits["drop_uid"], limits["drop_gid"] = (DROP_UID, DROP_UID) if self._drop_uid else self._run_as or (None, None)
+        limits["modules"] = self._functions
+        limits["failed_imports"] = {module: error.message for module, error in self._import_failed.items()}
         if self.level == BWRAP:
             limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)
         self._close_log()                                # a new log for every worker: a fresh worker cannot
@@ -1188,12 +1197,13 @@ def _check_runs_as(uid: int, gid: int, user: str) -> None:
 
 
 def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path | None = None,
-                   modules: Sequence[str] = (), run_as: str | None = None) -> Worker | None:
+                   modules: Sequence[str] = (), run_as: str | None = None,
+                   functions: Mapping[str, str] | None = None) -> Worker | None:
     """A cold worker for ``submission``, started now: its interpreter imports numpy (and then the
     submission's ``modules``) while the caller gets on with something else. None when the submission cannot
     be copied (its first call meets the same error and reports it)."""
     try:
-        worker = Worker(submission, limits, level, None, tmp_root, modules, run_as)
+        worker = Worker(submission, limits, level, None, tmp_root, modules, run_as, functions)
     except StudentError:
         return None
     try:

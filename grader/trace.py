@@ -106,7 +106,7 @@ def run(course: Course, folder: Path, case: dict) -> Trace:
     if reference is None:
         raise GradeError(f"no reference for this case; the worked example has {_rows(data)} rows")
     module = import_course_module(feedback.trace)
-    with Worker(folder, course.limits, modules=course.modules) as worker:
+    with Worker(folder, course.limits, modules=course.modules, functions=course.functions) as worker:
         student = Student(worker, course.functions, course.limits)
         return Trace(case, tuple(_steps(module.steps(student, **case), reference)))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -316,14 +317,84 @@ _FAILED_IMPORTS: dict[str, dict] = {}    # module -> the reply its failed import
 
 
 def _import(module_name: str):
-    """The student's module, imported once; a failed import gives the same reply every time (not run again)."""
+    """The student's module, imported once; a failed import gives the same reply every time (not run again),
+    also when it failed inside another module's import (a placeholder then stands in its place: _Placeholders)."""
     if module_name in _FAILED_IMPORTS:
         return dict(_FAILED_IMPORTS[module_name])
     try:
-        return importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
     except BaseException as exc:                        # SystemExit, KeyboardInterrupt, pytest.exit too
         _FAILED_IMPORTS[module_name] = _import_failure(module_name, exc)
-        return dict(_FAILED_IMPORTS[module_name])
+    return dict(_FAILED_IMPORTS[module_name]) if module_name in _FAILED_IMPORTS else module
+
+
+class _Placeholders:
+    """A meta path finder for the course's modules (``modules``: module -> its course functions). One that fails
+    to import (a SyntaxError, an exception at import, no such file; or one whose import timed out or crashed an
+    earlier worker, which is not run again) is left in ``sys.modules`` as a placeholder
+    holding only the course's functions, each raising ImportError with the import's failure: so block.py's
+    ``from layernorm import layernorm`` still imports, and its wiring tests, which stand the function in
+    anyway (bound by identity), judge the block; the failing module's own calls get its import failure, as
+    before (``_import``)."""
+
+    def __init__(self, modules: dict, folder: str):
+        self.modules, self.folder = modules, folder
+        self.finding: set[str] = set()
+
+    def find_spec(self, name, path=None, target=None):
+        if path is not None or name not in self.modules or name in self.finding:
+            return None
+        self.finding.add(name)
+        spec = failure = None
+        try:
+            if name not in _FAILED_IMPORTS:             # (one that timed out in an earlier worker: not again)
+                spec = importlib.util.find_spec(name)   # the usual finders, the import policy first
+        except BaseException as exc:                    # no such file: the policy's ModuleNotFoundError
+            failure = exc
+        finally:
+            self.finding.discard(name)
+        if spec is None and failure is None and name not in _FAILED_IMPORTS:
+            failure = ModuleNotFoundError(f"No module named {name!r}", name=name)
+        loader = _PlaceholderLoader(spec.loader if spec else None, failure, self.modules[name],
+                                    os.path.join(self.folder, name + ".py"))
+        if spec is None:
+            return importlib.util.spec_from_loader(name, loader)
+        spec.loader = loader
+        return spec
+
+
+class _PlaceholderLoader:
+    """Runs the module's own loader; when that fails, records the failure and makes the module a placeholder."""
+
+    def __init__(self, loader, failure: BaseException | None, functions: list, path: str):
+        self.loader, self.failure, self.functions, self.path = loader, failure, functions, path
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec) if self.loader is not None else None
+
+    def exec_module(self, module):
+        try:
+            if self.failure is not None:
+                raise self.failure
+            if self.loader is not None:
+                self.loader.exec_module(module)
+                return
+        except BaseException as exc:                    # SystemExit, KeyboardInterrupt, pytest.exit too
+            _FAILED_IMPORTS[module.__name__] = _import_failure(module.__name__, exc)
+        why = _FAILED_IMPORTS[module.__name__]["error"]
+        for key in [k for k in vars(module) if not k.startswith("__")]:
+            delattr(module, key)                         # whatever ran before the failure: not the student's module
+        module.__file__ = self.path                      # one of the submission's modules (_modules_of)
+        for function in self.functions:
+            setattr(module, function, _unavailable(function, why))
+
+
+def _unavailable(function: str, why: str):
+    def placeholder(*args, **kwargs):
+        raise ImportError(f"{function}() cannot run: {why}")
+
+    placeholder.__name__ = placeholder.__qualname__ = function
+    return placeholder
 
 
 MAX_STANDIN_CALLS = 256     # stand-in calls in one call
@@ -449,6 +520,10 @@ def main(argv: list[str]) -> None:
     sys.path.insert(0, submission)
     if limits.get("imports") is not None:
         sys.meta_path.insert(0, _ImportPolicy(limits["imports"], submission))
+    if limits.get("modules"):
+        sys.meta_path.insert(0, _Placeholders(limits["modules"], submission))
+    for module, why in limits.get("failed_imports", {}).items():    # they timed out or crashed a worker before
+        _FAILED_IMPORTS[module] = {"ok": False, "kind": "import_error", "error": why}
     if limits.get("tmp_inodes"):
         _private_tmp(limits["tmp_bytes"], limits["tmp_inodes"])
     _drop_privileges(limits.get("drop_uid"), limits.get("drop_gid"))

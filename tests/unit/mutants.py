@@ -1,4 +1,5 @@
-"""Students' mistakes written into copies of the reference: one submission per known mistake of the course.
+"""Students' mistakes written into copies of the reference: one submission per known mistake of the course
+(MUTANTS), and the single faults the fairness measurement grades (FAULTS: those and others, not catalogued).
 
 Each entry is a textual change to a solution module, written the way a student would write the mistake and
 independently of the catalogue's variants (solutions/mistakes.py), so that a variant that models its mistake
@@ -7,7 +8,12 @@ wrongly shows up as a mutant with no diagnosis.
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[2]
+SOLUTIONS = PROJECT / "solutions"
+MODULES = ["layernorm", "gelu", "attention", "block", "params"]
 
 ERF = "0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))"
 POST_LN = '''    p = params
@@ -77,17 +83,149 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
 }
 
 
+Edits = dict  # module -> [(old, new), ...], or DELETE: the file left out
+DELETE = None
+
+
+def write_faults(folder: Path, edits: Edits, solutions: Path = SOLUTIONS) -> Path:
+    """A copy of the reference modules in ``folder`` with ``edits`` made (each ``old`` must be there)."""
+    folder.mkdir(parents=True)
+    for module in MODULES:
+        shutil.copyfile(solutions / f"{module}.py", folder / f"{module}.py")
+    for module, changes in edits.items():
+        target = folder / f"{module}.py"
+        if changes is DELETE:
+            target.unlink()
+            continue
+        text = target.read_text()
+        for old, new in changes:
+            assert old in text, f"{folder.name}: {old!r} is not in {module}.py"
+            text = text.replace(old, new)
+        target.write_text(text)
+    return folder
+
+
 def write_mutant(solutions: Path, folder: Path, mistake: str) -> Path:
     """A copy of the reference modules in ``folder`` with ``mistake`` written into one of them."""
     module, changes = MUTANTS[mistake]
-    folder.mkdir(parents=True)
-    for path in solutions.glob("*.py"):
-        if path.name != "mistakes.py":
-            shutil.copyfile(path, folder / path.name)
-    target = folder / f"{module}.py"
-    text = target.read_text()
-    for old, new in changes:
-        assert old in text, f"{mistake}: {old!r} is not in {module}.py"
-        text = text.replace(old, new)
-    target.write_text(text)
+    return write_faults(folder, {module: changes}, solutions)
+
+
+def faulty(root: Path, name: str, edits: Edits | None = None) -> Path:
+    """A copy of the reference solutions as student ``name`` in ``root``, with ``edits`` made."""
+    return write_faults(root / name, edits or {})
+
+
+# ------------------------------------------------------------------------------------------------ single faults
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault in a copy of the reference: the problem it belongs to (course.json), the edits, and whether it
+    is a numeric slip (a wrong constant or precision that keeps every property the spec names)."""
+
+    problem: str
+    edits: Edits = field(default_factory=dict)
+    slip: bool = False
+
+
+SOFTMAX_RETURN = "return e / e.sum(axis=axis, keepdims=True)"
+ATT_RETURN = "return np.concatenate(out, axis=-1) @ W_o"
+ATT_QKV = "q, k, v = u @ W_q, u @ W_k, u @ W_v"
+SCALE = " / math.sqrt(q.shape[-1])"
+ATTEND_CALL = "attend(q[..., s], k[..., s], v[..., s], causal)"
+STUB = "raise NotImplementedError"
+MLP_RETURN = "return gelu(u @ W_1) @ W_2"
+BLOCK_LN_1 = 'u = layernorm(x, p.get("gamma_1"), p.get("beta_1"))'
+BLOCK_LN_2 = 'u = layernorm(h, p.get("gamma_2"), p.get("beta_2"))'
+STYLE_CHECK = ("    if style not in STYLES:\n"
+               "        raise ValueError(f\"unknown style {style!r}: expected one of {', '.join(map(repr, STYLES))}\")\n")
+COUNTS = "(int(c) for c in STYLES[style](d_model, n_heads, n_kv_heads, d_ff))"
+TOTAL = '"total": attention + mlp + norm}'
+# The catalogue's mistakes that are numeric slips: a constant or a formula off by a little, every property kept.
+SLIPS = {"layernorm.ddof1", "layernorm.eps_outside", "gelu.erf", "gelu.constant", "gelu.rounded",
+         "attention.scale_d_model", "attention.no_scale"}
+
+FAULTS: dict[str, Fault] = {
+    **{mistake: Fault(module, {module: changes}, mistake in SLIPS)          # (each module is its problem's)
+       for mistake, (module, changes) in MUTANTS.items()},
+    # LayerNorm
+    "ln_no_beta": Fault("layernorm", {"layernorm": [(LN_RETURN, "return gamma * (x - mean) / np.sqrt(var + eps)")]}),
+    "ln_eps_1e6": Fault("layernorm", {"layernorm": [("eps=1e-5", "eps=1e-6")]}, slip=True),
+    "ln_eps_1e12": Fault("layernorm", {"layernorm": [("eps=1e-5", "eps=1e-12")]}, slip=True),
+    "ln_float32": Fault("layernorm", {"layernorm": [
+        ("    mean = x.mean(", "    dtype, x = x.dtype, x.astype(np.float32)\n    mean = x.mean("),
+        (LN_RETURN, "return (gamma * (x - mean) / np.sqrt(var + eps) + beta).astype(dtype)")]}, slip=True),
+    "ln_stub": Fault("layernorm", {"layernorm": [(LN_RETURN, STUB)]}),
+    "ln_exits": Fault("layernorm", {"layernorm": [(LN_RETURN, "import os; os._exit(3)")]}),
+    "ln_syntax_error": Fault("layernorm", {"layernorm": [("def layernorm(x, gamma=None, beta=None, eps=1e-5):",
+                                                          "def layernorm(x, gamma=None, beta=None, eps=1e-5)")]}),
+    "ln_raises_at_import": Fault("layernorm", {"layernorm": [("import numpy as np\n",
+                                                              "import numpy as np\n\nprint(layernorm([1.0]))\n")]}),
+    "ln_missing": Fault("layernorm", {"layernorm": DELETE}),
+    # GELU
+    "gelu_no_half": Fault("gelu", {"gelu": [(GELU_RETURN, GELU_RETURN.replace("0.5 * x", "x"))]}),
+    "gelu_0.047": Fault("gelu", {"gelu": [("0.044715", "0.047")]}, slip=True),
+    "gelu_float32": Fault("gelu", {"gelu": [(GELU_RETURN, "(0.5 * x.astype(np.float32) * (1 + np.tanh(np.float32("
+                                             "math.sqrt(2 / math.pi)) * (x.astype(np.float32) + np.float32(0.044715) * "
+                                             "x.astype(np.float32)**3)))).astype(x.dtype)")]}, slip=True),
+    "gelu_stub": Fault("gelu", {"gelu": [("return " + GELU_RETURN, STUB)]}),
+    "gelu_syntax_error": Fault("gelu", {"gelu": [("def gelu(x):", "def gelu(x)")]}),
+    # softmax and attention
+    "softmax_no_keepdims": Fault("attention", {"attention": [(SOFTMAX_RETURN, "return e / e.sum(axis=axis)")]}),
+    "softmax_stub": Fault("attention", {"attention": [(SOFTMAX_RETURN, STUB)]}),
+    "att_softmax_axis0": Fault("attention", {"attention": [("return softmax(scores) @ v",
+                                                            "return softmax(scores, axis=0) @ v")]}),
+    "att_no_w_o": Fault("attention", {"attention": [(ATT_RETURN, "return np.concatenate(out, axis=-1)")]}),
+    "att_reversed_heads": Fault("attention", {"attention": [(ATT_RETURN,
+                                                             "return np.concatenate(out[::-1], axis=-1) @ W_o")]}),
+    "att_pytorch_layout": Fault("attention", {"attention": [(ATT_QKV, "q, k, v = u @ W_q.T, u @ W_k.T, u @ W_v.T")]}),
+    # a mask made for the course's five tokens: from row 5 on every token sees the whole sequence
+    "att_mask_from_row_5": Fault("attention", {"attention": [
+        ("return np.tri(n, dtype=bool)", "return np.tri(n, dtype=bool) | (np.arange(n)[:, None] >= 5)")]}),
+    "att_scores_over_d_head": Fault("attention", {"attention": [(SCALE, " / q.shape[-1]")]}, slip=True),
+    "att_scores_over_sqrt_d_model": Fault("attention", {"attention": [
+        ("def attend(q, k, v, causal=True):", "def attend(q, k, v, causal=True, scale=1.0):"),
+        (SCALE, " * scale"), (ATTEND_CALL, ATTEND_CALL[:-1] + ", 1 / math.sqrt(d_model))")]}, slip=True),
+    "att_mask_minus_1000": Fault("attention", {"attention": [("scores, -np.inf)", "scores, -1000.0)")]}),
+    "att_float32": Fault("attention", {"attention": [
+        ("    d_model = u.shape[-1]\n", "    dtype = u.dtype\n    u, W_q, W_k, W_v, W_o = (a.astype(np.float32) for a "
+                                       "in (u, W_q, W_k, W_v, W_o))\n    d_model = u.shape[-1]\n"),
+        (ATT_RETURN, "return (np.concatenate(out, axis=-1) @ W_o).astype(dtype)")]}, slip=True),
+    # the heads' outputs written into u's memory (it has their shape) to save an array
+    "att_modifies_input": Fault("attention", {"attention": [(ATT_RETURN, "np.concatenate(out, axis=-1, out=u)\n"
+                                                                         "    return u @ W_o")]}),
+    "att_stub": Fault("attention", {"attention": [("    d_model = u.shape[-1]\n", "    " + STUB + "\n")]}),
+    "att_syntax_error": Fault("attention", {"attention": [("def softmax(s, axis=-1):", "def softmax(s, axis=-1)")]}),
+    # block and mlp
+    "block_modifies_x": Fault("block", {"block": [("h = x + attention(", "h += attention(")]}),
+    "block_modifies_params": Fault("block", {"block": [("    p = params\n", "    p = params\n    p.update(gamma_1="
+                                                        "p.get('gamma_1'), beta_1=p.get('beta_1'), gamma_2=p.get("
+                                                        "'gamma_2'), beta_2=p.get('beta_2'))\n")]}),
+    "mlp_gelu_after_w_2": Fault("block", {"block": [(MLP_RETURN, "return gelu(u @ W_1 @ W_2)")]}),
+    # the student's own (wrong: ReLU) mlp, called from a correct block
+    "mlp_own_relu": Fault("block", {"block": [(MLP_RETURN, "return (u @ W_1).clip(0) @ W_2")]}),
+    # mlp left a stub, and the block computes a correct one inline
+    "mlp_stub_block_inlines": Fault("block", {"block": [
+        (MLP_RETURN, STUB), ('return h + mlp(u, p["W_1"], p["W_2"])', 'return h + gelu(u @ p["W_1"]) @ p["W_2"]')]}),
+    # parameter counts
+    "params_no_value_error": Fault("params", {"params": [(STYLE_CHECK, ""),
+                                                         ("STYLES[style](", "STYLES.get(style, gpt2_counts)(")]}),
+    "params_float_counts": Fault("params", {"params": [(COUNTS, COUNTS.replace("int(c)", "float(c)"))]}),
+    "params_extra_key": Fault("params", {"params": [(TOTAL, TOTAL[:-1] + ', "style": style}')]}),
+    "params_stub": Fault("params", {"params": [(STYLE_CHECK, "    " + STUB + "\n")]}),
+}
+
+
+def write_class(folder: Path) -> Path:
+    """Every fault of FAULTS as a student of its own name in ``folder``, and the reference as "reference"."""
+    for name, fault in FAULTS.items():
+        faulty(folder, name, fault.edits)
+    faulty(folder, "reference")
     return folder
+
+
+def points_lost(doc: dict, reference: dict, problem: str) -> tuple[float, float]:
+    """The points ``doc`` lost against the reference's score file in ``problem`` and in all the others."""
+    theirs = {p["name"]: p["score"] for p in doc["problems"]}
+    lost = {p["name"]: p["score"] - theirs[p["name"]] for p in reference["problems"]}
+    return lost[problem], sum(v for name, v in lost.items() if name != problem)

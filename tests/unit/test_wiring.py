@@ -6,96 +6,65 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
-from conftest import PROJECT, grade, write_tree
-
-MODULES = ["layernorm", "gelu", "attention", "block", "params"]
-
-
-def faulty(root: Path, name: str, **edits: tuple[str, str]) -> Path:
-    """A copy of the reference solutions as student `name`, with `module=(old, new)` edits made."""
-    folder = root / name
-    folder.mkdir(parents=True)
-    for module in MODULES:
-        shutil.copy(PROJECT / "solutions" / f"{module}.py", folder / f"{module}.py")
-    for module, (old, new) in edits.items():
-        path = folder / f"{module.rstrip('_0123456789')}.py"
-        text = path.read_text()
-        assert old in text, (module, old)
-        path.write_text(text.replace(old, new))
-    return folder
-
-
-GELU_RETURN = "return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))"
-LN_RETURN = "return gamma * (x - mean) / np.sqrt(var + eps) + beta"
-ATT_RETURN = "return np.concatenate(out, axis=-1) @ W_o"
-SOFTMAX_RETURN = "return e / e.sum(axis=axis, keepdims=True)"
-BLOCK_LN_1 = 'u = layernorm(x, p.get("gamma_1"), p.get("beta_1"))'
-BLOCK_LN_2 = 'u = layernorm(h, p.get("gamma_2"), p.get("beta_2"))'
+from conftest import grade, write_tree
+from mutants import BLOCK_LN_1, BLOCK_LN_2, FAULTS, LN_RETURN, faulty
 
 # One fault in a component each (catalogued or not, a constant, a transpose, a missing projection, a stub, a
 # crash, a component that lies when it can tell it is being checked): the block is correct every time.
 COMPONENT_FAULTS = {
-    "gelu_no_half": {"gelu": (GELU_RETURN, GELU_RETURN.replace("0.5 * x", "x"))},
-    "gelu_stub": {"gelu": (GELU_RETURN, "raise NotImplementedError")},
-    "ln_ddof1": {"layernorm": ("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, keepdims=True, ddof=1)")},
-    "ln_no_beta": {"layernorm": (LN_RETURN, "return gamma * (x - mean) / np.sqrt(var + eps)")},
-    "ln_eps_1e6": {"layernorm": ("eps=1e-5", "eps=1e-6")},
-    "ln_exits": {"layernorm": (LN_RETURN, "import os; os._exit(3)")},
-    "att_no_w_o": {"attention": (ATT_RETURN, "return np.concatenate(out, axis=-1)")},
-    "att_reversed_heads": {"attention": (ATT_RETURN, "return np.concatenate(out[::-1], axis=-1) @ W_o")},
-    "att_pytorch_layout": {"attention": ("q, k, v = u @ W_q, u @ W_k, u @ W_v",
-                                         "q, k, v = u @ W_q.T, u @ W_k.T, u @ W_v.T")},
-    "softmax_no_keepdims": {"attention": (SOFTMAX_RETURN, "return e / e.sum(axis=axis)")},
-    "mlp_no_gelu": {"block": ("return gelu(u @ W_1) @ W_2", "return (u @ W_1) @ W_2")},
+    **{name: FAULTS[name].edits for name in (
+        "gelu_no_half", "gelu_stub", "layernorm.ddof1", "ln_no_beta", "ln_eps_1e6", "ln_exits", "att_no_w_o",
+        "att_reversed_heads", "att_pytorch_layout", "softmax_no_keepdims", "mlp.no_gelu", "ln_syntax_error",
+        "ln_missing")},
+    # an import that never ends: the worker is killed, and the next one does not run layernorm.py again
+    "ln_hangs_at_import": {"layernorm": [("import numpy as np\n", "import numpy as np\n\nwhile True:\n    pass\n")]},
     # a layernorm that returns zeros when the block calls it (and is right when tested alone)
-    "ln_lies_in_block": {"layernorm": (LN_RETURN, "import sys\n    if sys._getframe(1).f_code.co_name == 'block':\n"
-                                                  "        return np.zeros_like(x)\n    " + LN_RETURN)},
-    "two_faults": {"gelu": (GELU_RETURN, GELU_RETURN.replace("0.044715", "0.47")),
-                   "layernorm": ("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, keepdims=True, ddof=1)")},
+    "ln_lies_in_block": {"layernorm": [(LN_RETURN, "import sys\n    if sys._getframe(1).f_code.co_name == 'block':\n"
+                                                   "        return np.zeros_like(x)\n    " + LN_RETURN)]},
+    "two_faults": {**FAULTS["gelu.constant"].edits, **FAULTS["layernorm.ddof1"].edits},
 }
 # The block's own mistakes, with right components and with components that try to make up for them.
 WIRING_FAULTS = {
-    "block_post_ln": {"block": (BLOCK_LN_1, "u = x"),
-                      "block_1": ('h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
-                                  'h = layernorm(x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads), '
-                                  'p.get("gamma_1"), p.get("beta_1"))'),
-                      "block_3": (BLOCK_LN_2, "u = h"),
-                      "block_2": ("return h + mlp(u, p[\"W_1\"], p[\"W_2\"])",
-                                  "return layernorm(h + mlp(h, p[\"W_1\"], p[\"W_2\"]), p.get(\"gamma_2\"), "
-                                  "p.get(\"beta_2\"))")},
-    "block_no_gamma_beta": {"block": (BLOCK_LN_1, "u = layernorm(x)"), "block_2": (BLOCK_LN_2, "u = layernorm(h)")},
+    "block_post_ln": {"block": [(BLOCK_LN_1, "u = x"),
+                                ('h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
+                                 'h = layernorm(x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads), '
+                                 'p.get("gamma_1"), p.get("beta_1"))'),
+                                (BLOCK_LN_2, "u = h"),
+                                ("return h + mlp(u, p[\"W_1\"], p[\"W_2\"])",
+                                 "return layernorm(h + mlp(h, p[\"W_1\"], p[\"W_2\"]), p.get(\"gamma_2\"), "
+                                 "p.get(\"beta_2\"))")]},
+    "block_no_gamma_beta": {"block": [(BLOCK_LN_1, "u = layernorm(x)"), (BLOCK_LN_2, "u = layernorm(h)")]},
     # not in the catalogue: the second LayerNorm with the first one's gamma and beta
-    "block_gamma_1_twice": {"block": (BLOCK_LN_2, 'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')},
+    "block_gamma_1_twice": {"block": [(BLOCK_LN_2, 'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')]},
 }
 # The sabotage a red team found: the block drops gamma and beta, and layernorm ignores them on purpose, so
 # that the two together compute what a correct block computes.
-SABOTAGE = {"block": (BLOCK_LN_1, "u = layernorm(x)"), "block_2": (BLOCK_LN_2, "u = layernorm(h)"),
-            "layernorm": (LN_RETURN, "return (x - mean) / np.sqrt(var + eps)")}
+SABOTAGE = {**WIRING_FAULTS["block_no_gamma_beta"], **FAULTS["layernorm.no_affine"].edits}
 
 
 @pytest.fixture(scope="module")
 def scores(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("wiring")
     subs = root / "subs"
-    for name, spec in {**COMPONENT_FAULTS, **WIRING_FAULTS}.items():
-        faulty(subs, name, **spec)
-    faulty(subs, "sabotage", **SABOTAGE)
+    for name, edits in {**COMPONENT_FAULTS, **WIRING_FAULTS}.items():
+        faulty(subs, name, edits)
+    faulty(subs, "sabotage", SABOTAGE)
     faulty(subs, "reference")
-    # a block that imports its components as modules (ln.layernorm): the stand-ins are found by identity
-    faulty(subs, "module_style_wrong_ln",
-           block=("from layernorm import layernorm", "import layernorm as ln"),
-           block_1=(BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "ln.layernorm(")),
-           block_2=(BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "ln.layernorm(")),
-           layernorm=("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, keepdims=True, ddof=1)"))
+    # a block that imports its components as modules (ln.layernorm): the stand-ins are found by identity,
+    # also those of a module that did not import (a placeholder stands in its place)
+    module_style = [("from layernorm import layernorm", "import layernorm as ln"),
+                    (BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "ln.layernorm(")),
+                    (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "ln.layernorm("))]
+    faulty(subs, "module_style_wrong_ln", {"block": module_style, **FAULTS["layernorm.ddof1"].edits})
+    faulty(subs, "module_style_ln_syntax_error", {"block": module_style, **FAULTS["ln_syntax_error"].edits})
     # a block that computes its own layernorm: judged end to end, right or wrong
     inline = ("from layernorm import layernorm", "import numpy as np\n\n\ndef layernorm(x, g=None, b=None):\n"
               "    g = 1 if g is None else g\n    b = 0 if b is None else b\n"
               "    return g * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True{}) + 1e-5) + b")
-    faulty(subs, "inline_right", block=(inline[0], inline[1].format("")))
-    faulty(subs, "inline_wrong", block=(inline[0], inline[1].format(", ddof=1")))
+    faulty(subs, "inline_right", {"block": [(inline[0], inline[1].format(""))]})
+    faulty(subs, "inline_wrong", {"block": [(inline[0], inline[1].format(", ddof=1"))]})
     out = root / "out"
     code, output = grade("autograde", subs, "--out", out, "--jobs", 2)
     assert code == 0, output
@@ -119,7 +88,7 @@ def test_a_correct_block_keeps_its_points_whatever_its_components_do(scores, nam
     assert block_tests(doc) == block_tests(reference), [t["output"] for t in doc["tests"] if t["problem"] == "block"
                                                          and t["status"] != "passed"]
     # points fall only in the problems of the modules the fault is in (block.py's: its mlp tests)
-    faulty_problems = {module.rstrip("_0123456789") for module in COMPONENT_FAULTS[name]}
+    faulty_problems = set(COMPONENT_FAULTS[name])
     lost = {p for p, score in points(doc).items() if score < points(reference)[p]}
     assert lost <= faulty_problems, lost
     assert lost or name == "ln_lies_in_block"        # (right when tested alone: it loses nothing)
@@ -139,9 +108,22 @@ def test_breaking_a_component_on_purpose_never_raises_the_total(scores):
     assert points(scores["sabotage"])["block"] <= points(honest)["block"] < 25
 
 
-def test_components_are_stood_in_for_wherever_the_block_finds_them(scores):
-    doc = scores["module_style_wrong_ln"]
+@pytest.mark.parametrize("name", ["module_style_wrong_ln", "module_style_ln_syntax_error"])
+def test_components_are_stood_in_for_wherever_the_block_finds_them(scores, name):
+    doc = scores[name]
     assert points(doc)["block"] == 25 and points(doc)["layernorm"] < 20
+
+
+@pytest.mark.parametrize("name", ["ln_syntax_error", "ln_missing"])
+def test_a_component_that_does_not_import_fails_as_before_and_costs_the_block_nothing(scores, name):
+    """layernorm.py with a SyntaxError, or missing: its own tests fail with the import's failure, worded as
+    ever; block.py, which imports it, still imports, and keeps its points (its wiring tests stand it in)."""
+    doc = scores[name]
+    assert points(doc) == {**points(scores["reference"]), "layernorm": 0}
+    own = [t for t in doc["tests"] if t["problem"] == "layernorm"]
+    why = "SyntaxError: " if name == "ln_syntax_error" else "layernorm is not available in this course"
+    assert all(t["status"] == "error" and t["output"].startswith("importing layernorm.py failed") for t in own)
+    assert all(why in t["output"] for t in own if t["visibility"] == "visible"), [t["output"] for t in own]
 
 
 def test_a_block_that_computes_its_own_parts_is_judged_on_its_own_output(scores):
