@@ -94,6 +94,8 @@ class _Sent:
 
 SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
 WALL_FACTOR = 5          # a call may take this many times its CPU limit in wall-clock time (sleeping, blocked)
+FAST_CALL = 0.002        # wall seconds: a reply this soon after the CPU clock's last reading is charged its
+                         # wall time (see Worker._charge)
 AHEAD_BYTES = 64 << 10           # request bytes a worker may hold unanswered: a write then never waits on a
                                  # worker that is itself waiting to write a reply (a socket buffers ~200 KiB)
 
@@ -673,7 +675,8 @@ class Worker:
         self._unanswered = 0                             # their bytes
         self._answers: dict[str, tuple] = {}            # ticket -> (reply, seconds, limit, what it printed)
         self._last = 0.0                                 # time.monotonic() of the last reply
-        self._cpu_last = 0.0                             # the worker's CPU seconds then
+        self._cpu_last = 0.0                             # the worker's CPU seconds at the clock's last reading,
+        self._clock_read = 0.0                           # and its time.monotonic()
         self._log_end = 0                                # where the log ended after the last reply
         self.busy = 0.0                                  # seconds the worker spent on calls, all of them
         self._imported = 0.0                             # seconds spent importing, all workers together
@@ -755,6 +758,7 @@ class Worker:
             self._clock.close()
         self._clock = cpu_clock(pid)
         self._cpu_last = self._clock.last if self._clock else 0.0
+        self._clock_read = time.monotonic()
 
     @staticmethod
     def _read(stream, replies: queue.Queue) -> None:
@@ -1034,13 +1038,7 @@ class Worker:
                 raise _Lost
             raise error
         self._unanswered -= self._sent.popleft().size
-        cpu = self._clock() if self._clock is not None else None
-        if cpu is not None:
-            seconds = cpu - mark
-            self._cpu_last = cpu
-        else:
-            reported = payload.get("cpu")
-            seconds = reported if type(reported) is float and 0 <= reported < 1e6 else now - start
+        seconds = self._charge(payload, now, start, mark)
         log = payload.get("log")
         if type(log) is not int or log < self._log_end:  # fd 2 moved by the student's code: ask the file
             log = max(self._log_end, os.fstat(self._log.fileno()).st_size)
@@ -1055,6 +1053,26 @@ class Worker:
             self._kill()                                 # a slow submission: the calls queued behind this one
                                                          # could eat its budgets running ahead of the tests;
                                                          # they run when asked, in a fresh worker
+
+    def _charge(self, reply: dict, now: float, start: float, mark: float) -> float:
+        """The seconds a request that ran from ``start`` to ``now`` (wall) is charged: its CPU time since the
+        clock's reading ``mark``; or its wall time when the clock was read less than FAST_CALL ago.
+
+        Reading ``/proc`` after each of the ~70 replies of a submission cost about 10 µs each, and most of
+        them come back to back (calls sent ahead). Such a call is far shorter than the clock's tick (10 ms)
+        and its CPU time on one core at most its wall time; whatever it did use stays on the clock, and the
+        next reading charges it. The clock is read at least every FAST_CALL, so every slower call (and every
+        call after a pause) is charged its CPU time as before, from a reading at most FAST_CALL older than
+        its start: the CPU-time limits keep their meaning to well within one tick.
+        """
+        if self._clock is None:                          # no /proc: the worker's own count
+            reported = reply.get("cpu")
+            return reported if type(reported) is float and 0 <= reported < 1e6 else now - start
+        if now - self._clock_read < FAST_CALL:
+            return now - start
+        cpu = self._clock()
+        self._cpu_last, self._clock_read = cpu, now
+        return cpu - mark
 
     def _answer_stand_in(self, head: _Sent, request: dict) -> None:
         """Answer a stand-in's call (see :meth:`call`'s ``stand_ins``) with the reference's value, or say
