@@ -9,8 +9,8 @@ Aimed at: softmax without the max subtracted (scores + 100 in float32, scores x 
 axis, heads split or merged wrongly (reversed, bare reshape) and sqrt(d_model) or d_head for sqrt(d_head)
 (several heads with distinct weights, d_head != sqrt(d_model), all sizes distinct), a transposed W or a missing
 W_o (random weights), a causal mask that hides the diagonal, is missing, leaks the next token, goes wrong from
-some row on (every row of 64 tokens) or is too weak (-1000 against scores of several thousand), causal=False,
-float32 and float64 precision; and the course's h_5.
+some row on (every row of 64 tokens) or is too weak (-1000 against scores of several thousand), float32 and
+float64 precision; and the course's h_5 (causal=False: the public suite).
 """
 import numpy as np
 import pytest
@@ -152,11 +152,11 @@ def test_four_heads_all_sizes_distinct(student, reference, mistakes):
 
 
 @pytest.mark.wiring
-@pytest.mark.points(1.5)
+@pytest.mark.points(2)
 def test_every_row_of_long_and_wide_inputs(student, reference, mistakes):
-    """Every row of 64 tokens with 4 heads (d = 64), 12 tokens with 8 heads (d = 40) and 7 with 2 (d = 24)."""
+    """Every row of 64 tokens with 2 heads (d = 64) and of 12 tokens with 8 heads (d = 40)."""
     rng = np.random.default_rng(314)
-    for n, d, heads in ((64, 64, 4), (12, 40, 8), (7, 24, 2)):
+    for n, d, heads in ((64, 64, 2), (12, 40, 8)):  # d_head 32 and 5: never sqrt(d_model)
         u = rng.normal(size=(n, d))
         weights = random_weights(rng, d, scale=2.0)
         got = student.wired("attention", u, *weights, heads)
@@ -182,23 +182,10 @@ def test_each_token_also_sees_itself(student, reference, mistakes):
 
 
 @pytest.mark.wiring
-@pytest.mark.points(0.5)
-def test_causal_false_uses_every_token(student, reference, mistakes):
-    """With causal=False and 2 heads every token attends to all 5 tokens."""
-    rng = np.random.default_rng(308)
-    u = rng.normal(size=(5, 8))
-    weights = random_weights(rng, 8, scale=2.0)
-    got = student.wired("attention", u, *weights, 2, causal=False)
-    assert_close(got, reference.attention(u, *weights, 2, causal=False),
-                 what="attention of a 5×8 input with 2 heads and causal=False (no mask at all)",
-                 diagnose=mistakes.attention(u, *weights, 2, causal=False))
-
-
-@pytest.mark.wiring
-@pytest.mark.points(1)
+@pytest.mark.points(1.5)
 def test_mask_holds_against_scores_of_several_thousand(student, reference, mistakes):
     """Scores climb by 1500 per token from -8000: a mask of -1000 (set or added) lets the future through, -inf,
-    -1e9 or np.finfo(dtype).min do not."""
+    -1e9 or np.finfo(dtype).min do not (and a softmax computed inside without the max overflows)."""
     rng = np.random.default_rng(315)
     u = rng.normal(size=(8, 8))
     u[:, 0] = 1.0                                    # every query is the same ...
@@ -216,30 +203,15 @@ def test_mask_holds_against_scores_of_several_thousand(student, reference, mista
 
 @pytest.mark.wiring
 @pytest.mark.points(0.5)
-def test_large_scores_stay_finite(student, reference, mistakes):
-    """Scores in the thousands still give finite outputs: the softmax inside attention subtracts the max."""
-    rng = np.random.default_rng(310)
-    u = 4.0 * rng.normal(size=(5, 8))
-    w_q, w_k = 3.0 * rng.normal(size=(8, 8)), 3.0 * rng.normal(size=(8, 8))
-    _, _, w_v, w_o = random_weights(rng, 8)
-    got = student.wired("attention", u, w_q, w_k, w_v, w_o, 2)
-    assert_close(got, reference.attention(u, w_q, w_k, w_v, w_o, 2),
-                 what="attention of a 5×8 input with 2 heads whose scores reach the thousands (a stable softmax "
-                      "keeps them finite)",
-                 diagnose=mistakes.attention(u, w_q, w_k, w_v, w_o, 2))
-
-
-@pytest.mark.wiring
-@pytest.mark.points(0.5)
 def test_float32_input_and_weights(student, reference, mistakes):
     """float32 input and weights give the right values (against the reference on the float64 cast)."""
     rng = np.random.default_rng(309)
     u = rng.normal(size=(6, 8)).astype(np.float32)
     weights = [w.astype(np.float32) for w in random_weights(rng, 8, scale=2.0)]
-    got = student.wired("attention", u, *weights, 2)
-    expected = reference.attention(u.astype(np.float64), *[w.astype(np.float64) for w in weights], 2)
-    assert_close(got, expected, what="attention of a float32 6×8 input with float32 weights, 2 heads, causal",
-                 diagnose=mistakes.attention(u, *weights, 2))
+    got = student.wired("attention", u, *weights)
+    expected = reference.attention(u.astype(np.float64), *[w.astype(np.float64) for w in weights])
+    assert_close(got, expected, what="attention of a float32 6×8 input with float32 weights, one head, causal",
+                 diagnose=mistakes.attention(u, *weights))
 
 
 @pytest.mark.wiring
@@ -287,14 +259,14 @@ def test_heads_are_independent(student):
     w_q, w_k, w_v, _ = random_weights(rng, 24, scale=2.0)
     changed = [w.copy() for w in (w_q, w_k, w_v)]
     for w in changed:
-        w[:, :8] = rng.normal(scale=2.0 / np.sqrt(24), size=(24, 8))
-    what = ("your attention of a 10×24 input with 3 heads of width 8 and W_o = I, after changing head 0's columns "
-            "0:8 of W_q, W_k and W_v: your columns 8:24 (heads 1 and 2) must stay as they were")
-    before = float_array(student.wired("attention", u, w_q, w_k, w_v, np.eye(24), 3), (10, 24), what)
-    after = float_array(student.wired("attention", u, *changed, np.eye(24), 3), (10, 24), what)
-    assert_close(after[:, 8:], before[:, 8:], what=what)
-    if np.allclose(after[:, :8], before[:, :8], rtol=0, atol=1e-6):
-        raise Mismatch(what, "your columns 0:8 did not change either: head 0's output goes there (heads "
+        w[:, :12] = rng.normal(scale=2.0 / np.sqrt(24), size=(24, 12))
+    what = ("your attention of a 10×24 input with 2 heads of width 12 and W_o = I, after changing head 0's "
+            "columns 0:12 of W_q, W_k and W_v: your columns 12:24 (head 1) must stay as they were")
+    before = float_array(student.wired("attention", u, w_q, w_k, w_v, np.eye(24), 2), (10, 24), what)
+    after = float_array(student.wired("attention", u, *changed, np.eye(24), 2), (10, 24), what)
+    assert_close(after[:, 12:], before[:, 12:], what=what)
+    if np.allclose(after[:, :12], before[:, :12], rtol=0, atol=1e-6):
+        raise Mismatch(what, "your columns 0:12 did not change either: head 0's output goes there (heads "
                              "concatenated in order)")
 
 
@@ -306,8 +278,8 @@ def test_attention_leaves_u_and_the_weights_unchanged(student):
     rng = np.random.default_rng(318)
     u = rng.normal(size=(6, 12))
     weights = random_weights(rng, 12, scale=2.0)
-    _, args, _ = student.wired_with_inputs("attention", u, *weights, 3)
-    unchanged(args, [u, *weights], "u, W_q, W_k, W_v and W_o after your attention of a 6×12 input with 3 heads "
+    _, args, _ = student.wired_with_inputs("attention", u, *weights, 2)
+    unchanged(args, [u, *weights], "u, W_q, W_k, W_v and W_o after your attention of a 6×12 input with 2 heads "
                                    "(each must be exactly as it was given)")
 
 
@@ -315,10 +287,10 @@ def test_attention_leaves_u_and_the_weights_unchanged(student):
 @pytest.mark.property
 @pytest.mark.points(0.5)
 def test_attention_keeps_the_shape(student):
-    """attention of an 11×20 input with 4 heads is 11×20."""
+    """attention of an 11×20 input with 2 heads is 11×20."""
     rng = np.random.default_rng(319)
     u = rng.normal(size=(11, 20))
-    got = student.wired("attention", u, *random_weights(rng, 20), 4)
-    what = "the shape of your attention of an 11×20 input with 4 heads (the output has u's shape, (n, d_model))"
+    got = student.wired("attention", u, *random_weights(rng, 20), 2)
+    what = "the shape of your attention of an 11×20 input with 2 heads (the output has u's shape, (n, d_model))"
     if type(got) is not np.ndarray or got.shape != (11, 20):
         raise Mismatch(what, "wrong shape: expected (11, 20)", f"yours: {getattr(got, 'shape', type(got).__name__)}")

@@ -8,7 +8,7 @@ attention branch really skipped), so a slip in the values keeps them.
 Aimed at: post-LN instead of pre-LN, a missing residual, use_attention ignored (or attention computed and
 thrown away), gamma/beta not passed on, n_heads not passed on, GELU in the wrong place (random MLP weights:
 the course's W_1 = [I | -I], W_2 = [I ; I] make u @ W_1 @ W_2 = 0), the causal order of the whole block over
-64 tokens, x or params modified in place, float32 and float64 precision; and the course's m_5, y_5 and
+64 tokens, x or params modified in place, float64 precision (float32: the public suite); and the course's m_5, y_5 and
 "attention off" rows. Inputs stay moderate (scores far below exp's overflow), so components without max
 subtraction still compose.
 """
@@ -64,20 +64,6 @@ def test_mlp_random_wide_hidden_layer(student, reference, mistakes):
                  diagnose=mistakes.mlp(u, w_1, w_2))
 
 
-@pytest.mark.wiring
-@pytest.mark.property
-@pytest.mark.points(0.5)
-def test_mlp_leaves_u_and_the_weights_unchanged(student):
-    """mlp never writes into u, W_1 or W_2."""
-    rng = np.random.default_rng(408)
-    given = [rng.normal(size=(3, 6)), rng.normal(size=(6, 16)), rng.normal(size=(16, 6))]
-    _, args, _ = student.wired_with_inputs("mlp", *given)
-    for name, after, before in zip(("u", "W_1", "W_2"), args, given):
-        if not same_array(after, before):
-            raise Mismatch("u, W_1 and W_2 after your mlp of a 3×6 input (each must be exactly as it was given)",
-                           f"{name} was modified: compute new arrays and never write into the arguments")
-
-
 # ------------------------------------------------------------------------------------------------ block values
 
 @pytest.mark.wiring
@@ -108,20 +94,6 @@ def test_block_attention_off_course_row(student, reference, mistakes):
 
 @pytest.mark.wiring
 @pytest.mark.points(1.5)
-def test_block_two_heads_random_weights_gamma_and_beta(student, reference, mistakes):
-    """A block with 2 heads, random weights and random gamma_1, beta_1, gamma_2, beta_2 on 6 tokens of width 8."""
-    rng = np.random.default_rng(404)
-    x = rng.normal(size=(6, 8))
-    params = random_params(rng, 8, 32)
-    got = student.wired("block", x, params, 2)
-    assert_close(got, reference.block(x, params, 2),
-                 what="block of a 6×8 input with 2 heads and given gamma/beta (h = x + attention(layernorm("
-                      "x, gamma_1, beta_1)), y = h + mlp(layernorm(h, gamma_2, beta_2)))",
-                 diagnose=mistakes.block(x, params, 2))
-
-
-@pytest.mark.wiring
-@pytest.mark.points(1)
 def test_block_four_heads_default_gamma_and_beta(student, reference, mistakes):
     """A block with 4 heads and no gamma/beta in params (LayerNorm's defaults) on 5 tokens of width 12."""
     rng = np.random.default_rng(406)
@@ -135,7 +107,7 @@ def test_block_four_heads_default_gamma_and_beta(student, reference, mistakes):
 
 
 @pytest.mark.wiring
-@pytest.mark.points(1)
+@pytest.mark.points(1.5)
 def test_block_residual_keeps_a_large_row_large(student, reference, mistakes):
     """Pre-LN: the stream itself is never normalised, so a row 10 times larger stays about 10 times larger."""
     rng = np.random.default_rng(407)
@@ -150,32 +122,17 @@ def test_block_residual_keeps_a_large_row_large(student, reference, mistakes):
 
 
 @pytest.mark.wiring
-@pytest.mark.points(1.5)
-def test_block_every_row_of_64_tokens_and_of_one(student, reference, mistakes):
-    """Every row of a 64-token block (d = 24, 2 heads, d_ff = 96), and a block of a single token (d = 16, 4 heads,
-    d_ff = 40)."""
+@pytest.mark.points(2.5)
+def test_block_two_heads_random_weights_gamma_and_beta(student, reference, mistakes):
+    """Every row of a 64-token block with 2 heads, random weights and random gamma_1, beta_1, gamma_2, beta_2
+    (d = 24, d_ff = 96)."""
     rng = np.random.default_rng(409)
-    for n, d, heads, d_ff in ((64, 24, 2, 96), (1, 16, 4, 40)):
-        x = rng.normal(size=(n, d))
-        params = random_params(rng, d, d_ff)
-        got = student.wired("block", x, params, heads)
-        assert_close(got, reference.block(x, params, heads),
-                     what=f"block of a {n}×{d} input with {heads} heads, d_ff = {d_ff} and given gamma/beta "
-                          "(every row compared)",
-                     diagnose=mistakes.block(x, params, heads))
-
-
-@pytest.mark.wiring
-@pytest.mark.points(0.5)
-def test_block_float32(student, reference, mistakes):
-    """A float32 input with float32 weights gives the right values (against the reference on the float64 cast)."""
-    rng = np.random.default_rng(405)
-    x = rng.normal(size=(5, 8)).astype(np.float32)
-    params = {k: v.astype(np.float32) for k, v in random_params(rng, 8, 32).items()}
+    x = rng.normal(size=(64, 24))
+    params = random_params(rng, 24, 96)
     got = student.wired("block", x, params, 2)
-    expected = reference.block(x.astype(np.float64), {k: v.astype(np.float64) for k, v in params.items()}, 2)
-    assert_close(got, expected,
-                 what="block of a float32 5×8 input with float32 weights, 2 heads",
+    assert_close(got, reference.block(x, params, 2),
+                 what="block of a 64×24 input with 2 heads, d_ff = 96 and given gamma/beta (h = x + attention(layernorm("
+                      "x, gamma_1, beta_1)), y = h + mlp(layernorm(h, gamma_2, beta_2)); every row compared)",
                  diagnose=mistakes.block(x, params, 2))
 
 
@@ -197,7 +154,7 @@ def test_block_float64_precision_throughout(student, reference, mistakes):
 
 @pytest.mark.wiring
 @pytest.mark.property
-@pytest.mark.points(1.5)
+@pytest.mark.points(2)
 def test_block_changing_last_token_leaves_earlier_rows_unchanged(student):
     """Causality through the block, on your own outputs: changing only the last of 64 tokens changes only your
     last row."""
@@ -217,7 +174,7 @@ def test_block_changing_last_token_leaves_earlier_rows_unchanged(student):
 
 @pytest.mark.wiring
 @pytest.mark.property
-@pytest.mark.points(2)
+@pytest.mark.points(2.5)
 def test_block_leaves_x_and_params_unchanged(student):
     """block never writes into x, into any array of params, or into the dict itself (no key added or removed)."""
     rng = np.random.default_rng(411)
@@ -253,15 +210,3 @@ def test_block_attention_off_never_calls_attention(student, reference, mistakes)
     if "attention" in student.stood_in():
         raise Mismatch(what, "your block called attention() although use_attention=False: skip the whole branch "
                              "(h = x), do not compute it and throw it away")
-
-
-@pytest.mark.wiring
-@pytest.mark.property
-@pytest.mark.points(0.5)
-def test_block_keeps_the_shape(student):
-    """block of a single token of width 16 with 4 heads and d_ff = 40 is 1×16."""
-    rng = np.random.default_rng(412)
-    got = student.wired("block", rng.normal(size=(1, 16)), random_params(rng, 16, 40), 4)
-    what = "the shape of your block of a 1×16 input with 4 heads and d_ff = 40 (y has x's shape)"
-    if type(got) is not np.ndarray or got.shape != (1, 16):
-        raise Mismatch(what, "wrong shape: expected (1, 16)", f"yours: {getattr(got, 'shape', type(got).__name__)}")
