@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from grader.compare import Mismatch, assert_close
-from public.test_attention import float_array
+from public.test_attention import float_array, judgeable
 from public.toy import COURSE, F64, H5, W_k, W_o, W_q, W_v, X
 
 
@@ -278,9 +278,10 @@ def test_attention_leaves_u_and_the_weights_unchanged(student):
     rng = np.random.default_rng(318)
     u = rng.normal(size=(6, 12))
     weights = random_weights(rng, 12, scale=2.0)
-    _, args, _ = student.wired_with_inputs("attention", u, *weights, 2)
-    unchanged(args, [u, *weights], "u, W_q, W_k, W_v and W_o after your attention of a 6×12 input with 2 heads "
-                                   "(each must be exactly as it was given)")
+    got, args, _ = student.wired_with_inputs("attention", u, *weights, 2)
+    what = "u, W_q, W_k, W_v and W_o after your attention of a 6×12 input with 2 heads (each must be exactly as it was given)"
+    judgeable(got, u, what)
+    unchanged(args, [u, *weights], what)
 
 
 @pytest.mark.wiring
@@ -292,5 +293,6 @@ def test_attention_keeps_the_shape(student):
     u = rng.normal(size=(11, 20))
     got = student.wired("attention", u, *random_weights(rng, 20), 2)
     what = "the shape of your attention of an 11×20 input with 2 heads (the output has u's shape, (n, d_model))"
+    judgeable(got, u, what)
     if type(got) is not np.ndarray or got.shape != (11, 20):
         raise Mismatch(what, "wrong shape: expected (11, 20)", f"yours: {getattr(got, 'shape', type(got).__name__)}")

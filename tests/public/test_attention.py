@@ -112,6 +112,15 @@ def float_array(got, shape, what):
     return got.astype(np.float64)
 
 
+def judgeable(got, given, what):
+    """A property such as "leaves its inputs alone" or "keeps float32" holds for any function that does
+    nothing; it earns points only for an output that could be the function's: an array that is neither the
+    input returned as it is nor the same number everywhere."""
+    if type(got) is np.ndarray and got.shape == given.shape and (
+            (got.dtype == given.dtype and np.array_equal(got, given)) or (got.size > 1 and np.all(got == got.flat[0]))):
+        raise Mismatch(what, "your output is the input itself, or the same number everywhere: nothing to judge")
+
+
 @pytest.mark.points(0.5)
 def test_softmax_of_1_2_3(student, mistakes):
     """softmax([1, 2, 3]) = exp(s) / sum(exp(s)) = [0.0900, 0.2447, 0.6652]."""
@@ -283,8 +292,10 @@ def test_float32_in_float32_out(student):
 
     A plain call, with your own softmax: a stand-in would answer a float64 call with the float32 weights a
     correct attention gets, and hide a float64 step before it."""
-    got = student.attention(U6.astype(np.float32), *(w.astype(np.float32) for w in (WQ6, WK6, WV6, WO6)), 2)
+    u = U6.astype(np.float32)
+    got = student.attention(u, *(w.astype(np.float32) for w in (WQ6, WK6, WV6, WO6)), 2)
     what = "the dtype of your attention of a float32 4×6 input with float32 weights, 2 heads"
+    judgeable(got, u, what)
     if type(got) is not np.ndarray or got.dtype != np.float32:
         kind = f"dtype {got.dtype}" if type(got) is np.ndarray else type(got).__name__
         raise Mismatch(what, "expected a float32 array", f"yours: {kind}")
