@@ -42,8 +42,7 @@ def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):  # (n, d_model) ->
       strong: -1e9 or np.finfo(scores.dtype).min are fine, -1000 is not (scores can reach thousands);
     - heads are consecutive column blocks; concatenating them in order undoes the split;
     - softmax over the last axis (the keys j), one row per query i;
-    - leave u and the weights unchanged, and keep the dtype: float32 input gives float32 output (a float64
-      constant such as np.sqrt(d_head) would make it float64; math.sqrt gives a plain float, which does not).
+    - leave u and the weights unchanged, and keep the dtype: float32 input gives float32 output.
 
     Source: Vaswani et al. 2017, eq. (1) and section 3.2.2; causal masking as in GPT-2 (Radford et al. 2019).
     """

@@ -284,17 +284,19 @@ def test_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
                              "token 8")
 
 
+@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(0.5)
 def test_float32_in_float32_out(student):
-    """float32 input and weights give a float32 output (watch for a float64 constant, e.g. np.sqrt(d_head),
-    which NumPy 2 lets turn the whole computation into float64).
+    """float32 input and weights give a float32 output: attention's own lines keep the dtype, given a softmax
+    that keeps it.
 
-    A plain call, with your own softmax: a stand-in would answer a float64 call with the float32 weights a
-    correct attention gets, and hide a float64 step before it."""
+    causal=False, so that no way of masking (-inf, -1e9, ...) takes this test off the stood-in softmax (the
+    stand-in answers with the float32 weights a correct attention gets, whatever dtype the scores had: a float64
+    step before the softmax, such as np.sqrt(d_head) under NumPy 2, is not judged here)."""
     u = U6.astype(np.float32)
-    got = student.attention(u, *(w.astype(np.float32) for w in (WQ6, WK6, WV6, WO6)), 2)
-    what = "the dtype of your attention of a float32 4×6 input with float32 weights, 2 heads"
+    got = attention_of(student, u, *(w.astype(np.float32) for w in (WQ6, WK6, WV6, WO6)), 2, causal=False)
+    what = "the dtype of your attention of a float32 4×6 input with float32 weights, 2 heads, causal=False"
     judgeable(got, u, what)
     if type(got) is not np.ndarray or got.dtype != np.float32:
         kind = f"dtype {got.dtype}" if type(got) is np.ndarray else type(got).__name__
