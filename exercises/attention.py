@@ -38,9 +38,11 @@ def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):  # (n, d_model) ->
     What matters:
     - scale by sqrt(d_head), not sqrt(d_model) (they differ as soon as n_heads > 1);
     - the mask hides the future (j > i) and keeps the diagonal: every token sees itself;
-    - mask with -inf (or a very large negative number) before the softmax, never by multiplying by 0 after it;
+    - mask with -inf before the softmax, never by multiplying by 0 after it; a stand-in must be at least as
+      strong: -1e9 or np.finfo(scores.dtype).min are fine, -1000 is not (scores can reach thousands);
     - heads are consecutive column blocks; concatenating them in order undoes the split;
-    - softmax over the last axis (the keys j), one row per query i.
+    - softmax over the last axis (the keys j), one row per query i;
+    - leave u and the weights unchanged, and keep the dtype: float32 input gives float32 output.
 
     Source: Vaswani et al. 2017, eq. (1) and section 3.2.2; causal masking as in GPT-2 (Radford et al. 2019).
     """

@@ -32,8 +32,10 @@ def block(x, params, n_heads=1, use_attention=True):  # (n, d_model) -> (n, d_mo
     What matters:
     - pre-LN: LayerNorm goes on the input of each branch, and the residual adds to the un-normalised stream;
       post-LN, layernorm(x + attention(x)), is the 2017 layout, not GPT-2's;
-    - use_attention=False skips the first branch entirely: h = x;
-    - use your own layernorm, attention, gelu and mlp; don't modify x or params.
+    - use_attention=False skips the first branch entirely: h = x, and attention is not called at all;
+    - use your own layernorm, attention, gelu and mlp; don't modify x or params (no x += ..., no new keys in
+      params: read the optional ones with params.get);
+    - float32 input and weights give a float32 output.
 
     Course check: for the toy (tests/public/toy.py) the last row is about [-0.436, 1.551, -0.461, 1.698],
     and [-0.248, -0.248, -0.248, 3.088] with use_attention=False.

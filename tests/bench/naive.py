@@ -56,7 +56,6 @@ class _NoDiagnosis:
 def pytest_configure(config):
     config.addinivalue_line("markers", "points(p): points")
     config.addinivalue_line("markers", "wiring: calls student.wired")
-    config.addinivalue_line("markers", "property: the student's own outputs")
 
 
 @pytest.fixture(scope="session")
@@ -73,9 +72,8 @@ def student(reference):
         args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
         return getattr(functions, name)(*args, **kwargs), list(args), kwargs
 
-    functions.call_with_inputs = call_with_inputs
-    functions.wired_with_inputs = call_with_inputs
-    functions.stood_in = lambda: []                              # no stand-ins: nothing is asked for
+    functions.call_with_inputs = functions.wired_with_inputs = call_with_inputs
+    functions.stood_in = lambda: []                               # no stand-ins: nothing was asked for
     return functions
 
 

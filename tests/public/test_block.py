@@ -6,13 +6,17 @@ your gelu) replaced by correct ones, so a mistake inside those costs points in t
 here, and these tests check only the lines of block and mlp themselves. The stand-ins answer the calls the
 specified wiring makes (recorded from a correct solution in wiring.json); a call
 on any other input is a mistake of the wiring, named as such. A block that computes its parts itself is
-judged on its own output. The expected numbers were computed once from a correct solution, 10 significant
-digits.
+judged on its own output. block leaves x and params unchanged, and float32 input gives float32 output.
+
+Two kinds of test: value tests compare your numbers with the expected ones (computed once from a correct
+solution, 10 significant digits); property tests (@pytest.mark.property) check a rule on your own outputs
+only (causality, float32 kept), so a slip in the values keeps them.
 """
 import numpy as np
 import pytest
 
-from grader.compare import assert_close
+from grader.compare import Mismatch, assert_close
+from public.test_attention import WK6, WO6, WQ6, WV6, float_array, judgeable, pattern
 from public.toy import PARAMS, X
 
 # The toy's weights with gamma and beta given (ones and zeros): a block may pass the defaults on either way.
@@ -56,7 +60,7 @@ WEIGHTS = {
 
 
 @pytest.mark.wiring
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_mlp_small_example(student, mistakes):
     """mlp of a 2×3 input through a hidden layer of 4: gelu(u @ W_1) @ W_2."""
     u = np.array([[-1.8, -1.5, -1.8],
@@ -77,7 +81,7 @@ def test_mlp_small_example(student, mistakes):
 
 
 @pytest.mark.wiring
-@pytest.mark.points(3)
+@pytest.mark.points(1.5)
 def test_block_on_the_course_toy_example(student, mistakes):
     """The whole block on the course's toy example (5 tokens, d = 4, one head): its last row is the course's y_5."""
     expected = [[1.877380393, 0.8417982023, 0.8765657944, 2.839114393],
@@ -93,7 +97,7 @@ def test_block_on_the_course_toy_example(student, mistakes):
 
 
 @pytest.mark.wiring
-@pytest.mark.points(3)
+@pytest.mark.points(1.5)
 def test_block_two_heads_with_gamma_and_beta(student, mistakes):
     """A block with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 on 3 tokens of width 4."""
     x = np.array([[-0.5, 0.8, -0.6, -0.8],
@@ -107,3 +111,75 @@ def test_block_two_heads_with_gamma_and_beta(student, mistakes):
                   what="block of a 3×4 input with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 "
                        "(pre-LN: each LayerNorm reads the stream, each branch is added back to it)",
                   diagnose=mistakes.block(x, WEIGHTS, 2))
+
+
+@pytest.mark.wiring
+@pytest.mark.points(1)
+def test_block_with_attention_off_on_the_course_toy(student, mistakes):
+    """use_attention=False skips the attention branch, h = x: the course's last row becomes
+    y_5 = [-0.248, -0.248, -0.248, 3.088]."""
+    expected = [[1.07346756, 0.07144157262, 0.8085732011, 1.07346756],
+                [1.071444643, 0.5734895242, 0.5734895242, 3.308614477],
+                [-0.07755132221, 0.01848316043, -0.07755132221, 3.020419903],
+                [0.04162529907, 0.04162529907, 0.3583374486, 2.431603333],
+                [-0.2481645024, -0.2481645024, -0.2481645024, 3.087592461]]
+    got = student.wired("block", X, TOY, use_attention=False)
+    assert_close(got, expected,
+                 what="block of the course's toy X with use_attention=False (h = x, so y = x + "
+                      "mlp(layernorm(x, gamma_2, beta_2)); row 5 is the course's [-0.248, -0.248, -0.248, 3.088])",
+                 diagnose=mistakes.block(X, TOY, use_attention=False))
+
+
+# 16 tokens of width 6 for a one-head block, with gamma and beta given (so that passing the defaults on either
+# way, None or ones and zeros, makes the same calls), and an MLP of width 12.
+LONG_X = 2.0 * pattern(16, 6, 5)
+LONG = {"W_q": WQ6, "W_k": WK6, "W_v": WV6, "W_o": WO6, "W_1": pattern(6, 12, 6), "W_2": pattern(12, 6, 7),
+        "gamma_1": 1.0 + pattern(1, 6, 8)[0] / 2, "beta_1": pattern(1, 6, 9)[0] / 2,
+        "gamma_2": 1.0 + pattern(1, 6, 10)[0] / 2, "beta_2": pattern(1, 6, 11)[0] / 2}
+
+
+@pytest.mark.wiring
+@pytest.mark.property
+@pytest.mark.points(1.5)
+def test_block_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
+    """Causality through the block, on your own outputs: changing token 8 of 16 changes none of your rows 0 to
+    7, and it does reach the last row (through attention: a block that never mixes tokens earns nothing)."""
+    changed = LONG_X.copy()
+    changed[8] = [1.5, -2.0, 0.5, 1.0, -1.0, 2.0]
+    what = ("your block of 16 tokens (d = 6, one head) after changing token 8: rows 0 to 7 must equal your rows "
+            "from before the change (the MLP and LayerNorm work on each token alone, attention is causal)")
+    before = float_array(student.wired("block", LONG_X, LONG), (16, 6), what)
+    after = float_array(student.wired("block", changed, LONG), (16, 6), what)
+    assert_close(after[:8], before[:8], what=what)
+    if np.allclose(after[-1], before[-1], rtol=0, atol=1e-6):
+        raise Mismatch(what, "your last row did not change either: the last token attends to token 8")
+
+
+@pytest.mark.wiring
+@pytest.mark.property
+@pytest.mark.points(1)
+def test_block_float32_in_float32_out(student):
+    """A float32 input with float32 weights gives a float32 output (no float64 constant or array may enter the
+    computation: NumPy would make the whole result float64)."""
+    params = {k: v.astype(np.float32) for k, v in WEIGHTS.items()}
+    x = np.array([[-0.5, 0.8, -0.6, -0.8],
+                  [-0.3, -0.5, 0.3, -0.6],
+                  [-0.6, 0.8, 0.6, 0.1]], dtype=np.float32)
+    got = student.wired("block", x, params, 2)
+    what = "the dtype of your block of a float32 3×4 input with float32 weights, 2 heads"
+    judgeable(got, x, what)
+    if type(got) is not np.ndarray or got.dtype != np.float32:
+        raise Mismatch(what, "expected a float32 array", f"yours: {getattr(got, 'dtype', type(got).__name__)}")
+
+
+@pytest.mark.wiring
+@pytest.mark.property
+@pytest.mark.points(0.5)
+def test_mlp_float32_in_float32_out(student):
+    """mlp of a float32 token with float32 weights is float32."""
+    u = np.array([[0.4, -1.1, 0.9, 0.2]], dtype=np.float32)
+    got = student.wired("mlp", u, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
+    what = "the dtype of your mlp of a float32 1×4 input with float32 W_1 (4×8) and W_2 (8×4)"
+    judgeable(got, u, what)
+    if type(got) is not np.ndarray or got.dtype != np.float32:
+        raise Mismatch(what, "expected a float32 array", f"yours: {getattr(got, 'dtype', type(got).__name__)}")

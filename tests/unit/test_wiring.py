@@ -4,12 +4,13 @@ problem; a fault in the wiring costs the block its points whatever the component
 component on purpose never raises the total."""
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 
 import pytest
-from conftest import grade, write_tree
-from mutants import BLOCK_LN_1, BLOCK_LN_2, FAULTS, LN_RETURN, faulty
+from conftest import PROJECT, grade, write_tree
+from mutants import ATT_RETURN, BLOCK_LN_1, BLOCK_LN_2, FAULTS, LN_RETURN, faulty
 
 # One fault in a component each (catalogued or not, a constant, a transpose, a missing projection, a stub, a
 # crash, a component that lies when it can tell it is being checked): the block is correct every time.
@@ -39,6 +40,73 @@ WIRING_FAULTS = {
     # not in the catalogue: the second LayerNorm with the first one's gamma and beta
     "block_gamma_1_twice": {"block": [(BLOCK_LN_2, 'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')]},
 }
+# The block's own spec rules: never modify x or params, never call attention when it is switched off; and mlp's
+# own mistake with GELU after W_2 (random MLP weights expose it; the course's make u @ W_1 @ W_2 = 0).
+WIRING_FAULTS.update({
+    "block_modifies_x": {"block": [("h = x + attention(u,", "h += attention(u,")]},
+    "block_adds_params_keys": {"block": [("    p = params\n", "    p = params\n    for i in (1, 2):\n"
+                                          "        p.setdefault(f'gamma_{i}', None)\n        p.setdefault(f'beta_{i}', None)\n")]},
+    "block_attention_thrown_away": {"block": [("if use_attention:", "if True:"),
+                                              ('h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
+                                               'a = attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)\n'
+                                               '        h = x + a if use_attention else x')]},
+    "mlp_gelu_after_w_2": {"block": [("return gelu(u @ W_1) @ W_2", "return gelu(u @ W_1 @ W_2)")]},
+})
+
+# An attention calling a wrong softmax: only the softmax tests lose points (the attention tests stand the
+# softmax in). The attention's own mistakes: only attention points, and a numeric slip (a wrong scale, float32
+# arithmetic inside) keeps every property test's points.
+SOFTMAX_FAULTS = {
+    "softmax_stub": {"attention": [("    e = np.exp(s - s.max(axis=axis, keepdims=True))", "    raise NotImplementedError")]},
+    "softmax_no_max": {"attention": [("np.exp(s - s.max(axis=axis, keepdims=True))", "np.exp(s)")]},
+    "softmax_fixed_axis": {"attention": [("axis=axis", "axis=-1")]},
+}
+ATT_QKV = "q, k, v = u @ W_q, u @ W_k, u @ W_v"
+ATT_MASK = "scores = np.where(causal_mask(q.shape[-2]), scores, -np.inf)"
+ATT_SCORES = "scores = q @ k.swapaxes(-2, -1) / math.sqrt(q.shape[-1])"
+NUMERIC_SLIPS = {
+    "att_scale_d_head": {"attention": [(ATT_SCORES, "scores = q @ k.swapaxes(-2, -1) / q.shape[-1]")]},
+    "att_scale_d_model": {"attention": [(ATT_QKV, "q, k, v = u @ W_q * math.sqrt(d_head / d_model), u @ W_k, u @ W_v")]},
+    "att_float32_inside": {"attention": [(ATT_QKV, "dtype = u.dtype\n    u, W_q, W_k, W_v, W_o = (a.astype(np.float32) "
+                                                    "for a in (u, W_q, W_k, W_v, W_o))\n    " + ATT_QKV),
+                                         (ATT_RETURN, "return (np.concatenate(out, axis=-1) @ W_o).astype(dtype)")]},
+}
+ATTENTION_FAULTS = {
+    **NUMERIC_SLIPS,
+    # wrong only from row 5 on: the row-by-row checks over 16 to 64 tokens see it
+    "att_mask_from_row_5": {"attention": [("return np.tri(n, dtype=bool)", "m = np.tri(n, dtype=bool)\n"
+                                           "    m[5:] = np.tri(n, k=1, dtype=bool)[5:]\n    return m")]},
+    "att_mask_minus_1000": {"attention": [(ATT_MASK, ATT_MASK.replace("-np.inf", "-1000.0"))]},
+    "att_modifies_u": {"attention": [(ATT_QKV, ATT_QKV + "\n    u *= 0.5")]},
+    "att_reversed_heads": COMPONENT_FAULTS["att_reversed_heads"],
+}
+# Right attentions written another way: a strong enough finite mask, all heads in one softmax call.
+RIGHT_ATTENTIONS = {
+    "att_mask_minus_1e9": {"attention": [(ATT_MASK, ATT_MASK.replace("-np.inf", "-1e9"))]},
+    "att_mask_finfo_min": {"attention": [(ATT_MASK, ATT_MASK.replace("-np.inf", "np.finfo(scores.dtype).min"))]},
+    "att_stacked_heads": {"attention": [(
+        "    heads = [slice(h * d_head, (h + 1) * d_head) for h in range(n_heads)]\n"
+        "    out = [attend(q[..., s], k[..., s], v[..., s], causal) for s in heads]  # n_heads x (n, d_head)\n"
+        "    " + ATT_RETURN + "  # (n, d_model) @ (d_model, d_model) -> (n, d_model)\n",
+        "    n = u.shape[0]\n"
+        "    qh, kh, vh = (t.reshape(n, n_heads, d_head).transpose(1, 0, 2) for t in (q, k, v))\n"
+        "    scores = qh @ kh.transpose(0, 2, 1) / math.sqrt(d_head)\n"
+        "    if causal:\n        scores = np.where(np.tri(n, dtype=bool), scores, -np.inf)\n"
+        "    return (softmax(scores, axis=-1) @ vh).transpose(1, 0, 2).reshape(n, d_model) @ W_o\n")]},
+}
+
+
+def property_tests() -> set[str]:
+    """The names of the course's property tests (@pytest.mark.property) in the attention and block suites."""
+    names = set()
+    for suite in ("public", "hidden"):
+        for problem in ("attention", "block"):
+            tree = ast.parse((PROJECT / "tests" / suite / f"test_{problem}.py").read_text())
+            names |= {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+                      and any(ast.unparse(d) == "pytest.mark.property" for d in f.decorator_list)}
+    return names
+
+
 # The sabotage a red team found: the block drops gamma and beta, and layernorm ignores them on purpose, so
 # that the two together compute what a correct block computes.
 SABOTAGE = {**WIRING_FAULTS["block_no_gamma_beta"], **FAULTS["layernorm.no_affine"].edits}
@@ -48,7 +116,8 @@ SABOTAGE = {**WIRING_FAULTS["block_no_gamma_beta"], **FAULTS["layernorm.no_affin
 def scores(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("wiring")
     subs = root / "subs"
-    for name, edits in {**COMPONENT_FAULTS, **WIRING_FAULTS}.items():
+    for name, edits in {**COMPONENT_FAULTS, **WIRING_FAULTS, **SOFTMAX_FAULTS, **ATTENTION_FAULTS,
+                        **RIGHT_ATTENTIONS}.items():
         faulty(subs, name, edits)
     faulty(subs, "sabotage", SABOTAGE)
     faulty(subs, "reference")
@@ -102,6 +171,40 @@ def test_a_wiring_fault_costs_the_block_its_points(scores, name):
         {p: s for p, s in points(scores["reference"]).items() if p != "block"}
 
 
+def test_a_block_that_calls_attention_when_it_is_off_loses_only_that_test(scores):
+    lost = [t["name"] for t in scores["block_attention_thrown_away"]["tests"] if t["status"] != "passed"]
+    assert lost == ["test_block_attention_off_never_calls_attention"], lost
+
+
+@pytest.mark.parametrize("name", sorted(SOFTMAX_FAULTS) + ["softmax_no_keepdims"])
+def test_an_attention_keeps_its_points_whatever_its_softmax_does(scores, name):
+    doc = scores[name]
+    lost = {(t["problem"], t["name"]) for t in doc["tests"] if t["status"] != "passed"}
+    assert lost and all(problem == "attention" and "softmax" in test for problem, test in lost), lost
+
+
+@pytest.mark.parametrize("name", sorted(ATTENTION_FAULTS))
+def test_an_attention_fault_costs_only_attention_points(scores, name):
+    doc = scores[name]
+    assert points(doc)["attention"] < 25
+    assert {p: s for p, s in points(doc).items() if p != "attention"} == \
+        {p: s for p, s in points(scores["reference"]).items() if p != "attention"}
+    if name in NUMERIC_SLIPS:                        # a slip in the numbers keeps every property's points
+        properties = property_tests()
+        assert properties and not [t["name"] for t in doc["tests"] if t["name"] in properties
+                                   and t["status"] != "passed"]
+
+
+def test_a_mask_of_minus_1000_fails_only_the_test_of_the_mask_strength(scores):
+    lost = [t["name"] for t in scores["att_mask_minus_1000"]["tests"] if t["status"] != "passed"]
+    assert lost == ["test_mask_holds_against_scores_of_several_thousand"], lost
+
+
+@pytest.mark.parametrize("name", sorted(RIGHT_ATTENTIONS))
+def test_a_right_attention_written_another_way_scores_full_marks(scores, name):
+    assert scores[name]["score"] == 100, [t["output"] for t in scores[name]["tests"] if t["status"] != "passed"]
+
+
 def test_breaking_a_component_on_purpose_never_raises_the_total(scores):
     honest = scores["block_no_gamma_beta"]             # the same block, with a correct layernorm
     assert scores["sabotage"]["score"] <= honest["score"]
@@ -142,9 +245,11 @@ def test_a_call_the_specified_wiring_never_makes_is_named_on_public_tests(scores
 
 
 def test_a_catalogued_wiring_mistake_is_named_on_public_tests(scores):
-    """The stand-ins also answer the calls a known wiring mistake makes, so its output can be diagnosed."""
+    """The stand-ins also answer the calls a known wiring mistake makes, so its output can be diagnosed (on the
+    value tests: a post-LN block is still causal and keeps float32, so it passes those property tests)."""
+    properties = property_tests()
     public = [t for t in scores["block_post_ln"]["tests"] if t["problem"] == "block" and t["visibility"] == "visible"
-              and "mlp" not in t["name"]]
+              and "mlp" not in t["name"] and t["name"] not in properties]
     assert public and all(t["status"] == "failed" and t.get("diagnosis") == "block.post_ln" for t in public), \
         [t["output"] for t in public]
 
