@@ -295,7 +295,8 @@ def test_float32_in_float32_out(student):
     causal=False, so that no way of masking (-inf, -1e9, ...) takes this test off the stood-in softmax."""
     weights = (WQ6, WK6, WV6, WO6)
     what = "your attention of a float32 4×6 input with float32 weights, 2 heads, causal=False, against float64"
-    got = attention_of(student, U6.astype(np.float32), *(w.astype(np.float32) for w in weights), 2, causal=False)
-    judgeable(got, U6, what)
+    u = U6.astype(np.float32)
+    got = attention_of(student, u, *(w.astype(np.float32) for w in weights), 2, causal=False)
+    judgeable(got, u, what)
     got = assert_array(got, U6.shape, (np.float32, np.float64), what=what)
     assert_close_own(got, attention_of(student, U6, *weights, 2, causal=False), rtol=1e-4, what=what)

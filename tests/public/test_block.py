@@ -165,8 +165,9 @@ def test_block_float32_in_float32_out(student):
                   [-0.3, -0.5, 0.3, -0.6],
                   [-0.6, 0.8, 0.6, 0.1]])
     what = "your block of a float32 3×4 input with float32 weights, 2 heads, against float64"
-    got = student.wired("block", x.astype(np.float32), {k: v.astype(np.float32) for k, v in WEIGHTS.items()}, 2)
-    judgeable(got, x, what)
+    x32 = x.astype(np.float32)
+    got = student.wired("block", x32, {k: v.astype(np.float32) for k, v in WEIGHTS.items()}, 2)
+    judgeable(got, x32, what)
     got = assert_array(got, x.shape, (np.float32, np.float64), what=what)
     assert_close_own(got, student.wired("block", x, WEIGHTS, 2), rtol=1e-4, what=what)
 
@@ -179,7 +180,8 @@ def test_mlp_float32_in_float32_out(student):
     same token gives in float64, to float32 precision."""
     u = np.array([[0.4, -1.1, 0.9, 0.2]])
     what = "your mlp of a float32 1×4 input with float32 W_1 (4×8) and W_2 (8×4), against float64"
-    got = student.wired("mlp", u.astype(np.float32), WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
-    judgeable(got, u, what)
+    u32 = u.astype(np.float32)
+    got = student.wired("mlp", u32, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
+    judgeable(got, u32, what)
     got = assert_array(got, u.shape, (np.float32, np.float64), what=what)
     assert_close_own(got, student.wired("mlp", u, WEIGHTS["W_1"], WEIGHTS["W_2"]), rtol=1e-4, what=what)
