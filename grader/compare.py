@@ -20,8 +20,8 @@ import numpy as np
 from . import diff
 from .errors import StudentError
 
-__all__ = ["Diagnosis", "Mismatch", "assert_array", "assert_close", "assert_close_any", "assert_close_own",
-           "assert_equal", "assert_keys", "assert_raises", "assert_types", "same_array"]
+__all__ = ["Diagnosis", "Mismatch", "assert_array", "assert_attempt", "assert_close", "assert_close_any",
+           "assert_close_own", "assert_equal", "assert_keys", "assert_raises", "assert_types", "same_array"]
 
 
 @dataclass(frozen=True)
@@ -232,6 +232,24 @@ def assert_array(got: Any, shape: tuple[int, ...], dtypes: Sequence[Any] = (), *
         raise Mismatch(what, f"wrong dtype: expected {' or '.join(str(np.dtype(d)) for d in dtypes)}",
                        f"yours: {_describe(got)}")
     return got
+
+
+ATTEMPT = 0.3      # how far (of the largest expected value) an output may be and still count as the function's
+
+
+def assert_attempt(got: Any, expected: Any, *, what: str, rtol: float = ATTEMPT) -> None:
+    """Before a property test's points: ``got`` is an attempt at the specified function, within ``rtol`` of
+    the largest expected value. A numeric slip (ddof=1, another eps or constant, a float32 computation, a
+    scale) is well inside; a function that merely has the property (sign(x - mean) is as invariant to a
+    row's scale as LayerNorm, u @ W_v @ W_o is as causal as attention) is not.
+
+    :raises Mismatch: in the grader's words only (a hidden test shows nothing of the student's value).
+    """
+    try:
+        assert_close(got, expected, rtol=rtol, atol=0.0, what=what)
+    except Mismatch as err:
+        raise Mismatch(what, f"your output is too far from the specified function's (more than {rtol:.0%} of "
+                             "its largest value) for this property to count", lambda: err.detail) from None
 
 
 def assert_close_own(got: Any, own: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-8) -> None:

@@ -15,7 +15,7 @@ float64 precision; and the course's h_5 (causal=False: the public suite).
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_array, assert_close, assert_close_own
+from grader.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
 from public.test_attention import float_array, judgeable
 from public.toy import COURSE, F64, H5, W_k, W_o, W_q, W_v, X
 
@@ -75,18 +75,19 @@ def test_softmax_along_the_axis_it_is_given(student, reference, mistakes):
 
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_softmax_is_never_negative(student):
+def test_softmax_is_never_negative(student, reference):
     """Every weight of your softmax of a 6×6 matrix of spread-out scores is >= 0."""
     s = 5.0 * np.random.default_rng(311).normal(size=(6, 6))
     what = "the signs of your softmax of a 6×6 matrix of scores (exp is positive: every weight must be >= 0)"
     got = float_array(student.softmax(s), (6, 6), what)
+    assert_attempt(got, reference.softmax(s), what=what)
     if (got < 0).any():
         raise Mismatch(what, "some weights are negative", f"smallest: {got.min():.6g}")
 
 
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_softmax_keeps_the_shape(student):
+def test_softmax_keeps_the_shape(student, reference):
     """softmax of a 2×3×5 array along axis=1 has the shape 2×3×5."""
     s = np.random.default_rng(312).normal(size=(2, 3, 5))
     got = student.softmax(s, axis=1)
@@ -94,17 +95,20 @@ def test_softmax_keeps_the_shape(student):
     if type(got) is not np.ndarray or got.shape != (2, 3, 5):
         raise Mismatch(what, "wrong shape: expected (2, 3, 5) (keepdims=True on the max and the sum)",
                        f"yours: {getattr(got, 'shape', type(got).__name__)}")
+    assert_attempt(got, reference.softmax(s, axis=1), what=what)
 
 
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_softmax_float32_in_float32_out(student):
+def test_softmax_float32_in_float32_out(student, reference):
     """softmax of a float32 array is a float array (float32, or float64: see the public float32 test) with the
     values the same scores give in float64, to float32 precision."""
     s = np.random.default_rng(313).normal(size=(5, 5))
     what = "your softmax of a float32 5×5 array against the same scores in float64"
     got = assert_array(student.softmax(s.astype(np.float32)), s.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, student.softmax(s), rtol=1e-4, what=what)
+    own = student.softmax(s)
+    assert_attempt(own, reference.softmax(s), what=what)
+    assert_close_own(got, own, rtol=1e-4, what=what)
 
 
 # ------------------------------------------------------------------------------------------------ attention values
@@ -232,7 +236,7 @@ def test_float64_precision_throughout(student, reference, mistakes):
 @pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(2)
-def test_changing_last_token_leaves_earlier_rows_unchanged(student):
+def test_changing_last_token_leaves_earlier_rows_unchanged(student, reference):
     """Causality on your own outputs: changing only the last of 64 tokens changes only your last row."""
     rng = np.random.default_rng(304)
     u = rng.normal(size=(64, 24))
@@ -242,6 +246,7 @@ def test_changing_last_token_leaves_earlier_rows_unchanged(student):
     what = ("your attention of 64 tokens (d = 24, 2 heads, causal) after changing only the last token: your rows "
             "0 to 62 must stay as they were, since no earlier token may see a later one")
     before = float_array(student.wired("attention", u, *weights, 2), (64, 24), what)
+    assert_attempt(before, reference.attention(u, *weights, 2), what=what)
     after = float_array(student.wired("attention", changed, *weights, 2), (64, 24), what)
     assert_close(after[:-1], before[:-1], what=what)
     if np.allclose(after[-1], before[-1], rtol=0, atol=1e-6):
@@ -251,7 +256,7 @@ def test_changing_last_token_leaves_earlier_rows_unchanged(student):
 @pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1.5)
-def test_heads_are_independent(student):
+def test_heads_are_independent(student, reference):
     """With W_o = I, changing head 0's columns of W_q, W_k and W_v changes only your output columns of head 0."""
     rng = np.random.default_rng(317)
     u = rng.normal(size=(10, 24))
@@ -262,6 +267,7 @@ def test_heads_are_independent(student):
     what = ("your attention of a 10×24 input with 2 heads of width 12 and W_o = I, after changing head 0's "
             "columns 0:12 of W_q, W_k and W_v: your columns 12:24 (head 1) must stay as they were")
     before = float_array(student.wired("attention", u, w_q, w_k, w_v, np.eye(24), 2), (10, 24), what)
+    assert_attempt(before, reference.attention(u, w_q, w_k, w_v, np.eye(24), 2), what=what)
     after = float_array(student.wired("attention", u, *changed, np.eye(24), 2), (10, 24), what)
     assert_close(after[:, 12:], before[:, 12:], what=what)
     if np.allclose(after[:, :12], before[:, :12], rtol=0, atol=1e-6):
@@ -272,7 +278,7 @@ def test_heads_are_independent(student):
 @pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_attention_leaves_u_and_the_weights_unchanged(student):
+def test_attention_leaves_u_and_the_weights_unchanged(student, reference):
     """attention never writes into u, W_q, W_k, W_v or W_o."""
     rng = np.random.default_rng(318)
     u = rng.normal(size=(6, 12))
@@ -280,18 +286,21 @@ def test_attention_leaves_u_and_the_weights_unchanged(student):
     got, args, _ = student.wired_with_inputs("attention", u, *weights, 2)
     what = "u, W_q, W_k, W_v and W_o after your attention of a 6×12 input with 2 heads (each must be exactly as it was given)"
     judgeable(got, u, what)
+    assert_attempt(got, reference.attention(u, *weights, 2), what=what)
     unchanged(args, [u, *weights], what)
 
 
 @pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_attention_keeps_the_shape(student):
+def test_attention_keeps_the_shape(student, reference):
     """attention of an 11×20 input with 2 heads is 11×20."""
     rng = np.random.default_rng(319)
     u = rng.normal(size=(11, 20))
-    got = student.wired("attention", u, *random_weights(rng, 20), 2)
+    weights = random_weights(rng, 20)
+    got = student.wired("attention", u, *weights, 2)
     what = "the shape of your attention of an 11×20 input with 2 heads (the output has u's shape, (n, d_model))"
     judgeable(got, u, what)
     if type(got) is not np.ndarray or got.shape != (11, 20):
         raise Mismatch(what, "wrong shape: expected (11, 20)", f"yours: {getattr(got, 'shape', type(got).__name__)}")
+    assert_attempt(got, reference.attention(u, *weights, 2), what=what)

@@ -15,7 +15,7 @@ subtraction still compose.
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_close
+from grader.compare import Mismatch, assert_attempt, assert_close
 from public.test_attention import float_array, judgeable
 from public.toy import COURSE, COURSE_ROUNDED, F64, LN_H5, M5, PARAMS, W_1, W_2, X, Y5, Y5_NO_ATTENTION
 
@@ -155,7 +155,7 @@ def test_block_float64_precision_throughout(student, reference, mistakes):
 @pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(2)
-def test_block_changing_token_40_of_64_leaves_rows_0_to_39_unchanged(student):
+def test_block_changing_token_40_of_64_leaves_rows_0_to_39_unchanged(student, reference):
     """Causality through the block, on your own outputs: changing token 40 of 64 changes none of your rows 0 to
     39, and it does reach the last row (through attention: a block that never mixes tokens earns nothing)."""
     rng = np.random.default_rng(403)
@@ -166,6 +166,7 @@ def test_block_changing_token_40_of_64_leaves_rows_0_to_39_unchanged(student):
     what = ("your block of 64 tokens (d = 16, 2 heads) after changing one token in the middle: your rows before it "
             "must stay as they were")
     before = float_array(student.wired("block", x, params, 2), (64, 16), what)
+    assert_attempt(before, reference.block(x, params, 2), what=what)
     after = float_array(student.wired("block", changed, params, 2), (64, 16), what)
     assert_close(after[:40], before[:40], what=what)
     if np.allclose(after[-1], before[-1], rtol=0, atol=1e-6):
@@ -175,7 +176,7 @@ def test_block_changing_token_40_of_64_leaves_rows_0_to_39_unchanged(student):
 @pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(2.5)
-def test_block_leaves_x_and_params_unchanged(student):
+def test_block_leaves_x_and_params_unchanged(student, reference):
     """block never writes into x, into any array of params, or into the dict itself (no key added or removed)."""
     rng = np.random.default_rng(411)
     x = rng.normal(size=(5, 8))
@@ -183,6 +184,7 @@ def test_block_leaves_x_and_params_unchanged(student):
     got, args, _ = student.wired_with_inputs("block", x, params, 2)
     what = "x and params after your block of a 5×8 input with 2 heads (each must be exactly as it was given)"
     judgeable(got, x, what)
+    assert_attempt(got, reference.block(x, params, 2), what=what)
     if not same_array(args[0], x):
         raise Mismatch(what, "x was modified: the residual makes a new array (h = x + ..., never x += ...)")
     left = args[1]

@@ -12,7 +12,7 @@ float32.
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_close, assert_close_own
+from grader.compare import assert_array, assert_attempt, assert_close, assert_close_own
 from public.toy import F64
 
 
@@ -73,39 +73,42 @@ def test_gelu_float64_input_in_float64(student, reference, mistakes):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_gelu_x_minus_gelu_minus_x_is_x(student):
+def test_gelu_x_minus_gelu_minus_x_is_x(student, reference):
     """0.5·x·(1 + t) - 0.5·(-x)·(1 - t) = x: gelu(x) - gelu(-x) gives back x, whatever the constants inside."""
     x = np.linspace(-3.0, 3.0, 25)
     what = "gelu(x) - gelu(-x) for 25 points from -3 to 3 (it is x: the leading 0.5 and the odd tanh)"
     plus = assert_array(student.gelu(x), x.shape, what=what)
+    assert_attempt(plus, reference.gelu(x), what=what)
     minus = assert_array(student.gelu(-x), x.shape, what=what)
     assert_close(plus - minus, x, what=what)
 
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_any_shape_element_by_element(student):
+def test_any_shape_element_by_element(student, reference):
     """A (2, 3, 4) array gives, entry for entry, what its flat copy gives: gelu works element by element."""
     rng = np.random.default_rng(204)
     x = rng.normal(scale=2.0, size=(2, 3, 4))
     what = "gelu of a 2×3×4 array against gelu of its 24 numbers as a flat array (elementwise, same shape out)"
     got = assert_array(student.gelu(x), x.shape, what=what)
+    assert_attempt(got, reference.gelu(x), what=what)
     assert_close_own(got.reshape(-1), student.gelu(x.reshape(-1)), what=what)
 
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_gelu_leaves_its_input_unchanged(student):
+def test_gelu_leaves_its_input_unchanged(student, reference):
     """gelu returns a new array and leaves x as it was."""
     rng = np.random.default_rng(205)
-    x = rng.normal(size=(3, 7))
-    _, args_after, _ = student.call_with_inputs("gelu", x)
+    x = 2.0 * rng.normal(size=(3, 7))
+    got, args_after, _ = student.call_with_inputs("gelu", x)
+    assert_attempt(got, reference.gelu(x), what="gelu of a 3×7 matrix, whose input must stay as it was")
     assert_close(args_after[0], x, rtol=0.0, atol=0.0, what="x after calling gelu (it must not be changed in place)")
 
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_gelu_float32_input_keeps_float32_precision(student):
+def test_gelu_float32_input_keeps_float32_precision(student, reference):
     """A float32 input gives a float array (float32, or float64: NumPy 2 promotes float32 times a float64
     scalar such as np.sqrt(2 / np.pi), NumPy 1 did not, and one code gets one grade on every install) with
     the values that the same input gives in float64, to float32 precision."""
@@ -113,4 +116,6 @@ def test_gelu_float32_input_keeps_float32_precision(student):
     x = rng.normal(scale=2.0, size=(3, 6))
     what = "gelu of a float32 3×6 matrix (a float32 or float64 array, the values float64 input gives)"
     got = assert_array(student.gelu(x.astype(np.float32)), x.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, student.gelu(x), rtol=1e-4, what=what)
+    own = student.gelu(x)
+    assert_attempt(own, reference.gelu(x), what=what)
+    assert_close_own(got, own, rtol=1e-4, what=what)

@@ -13,7 +13,7 @@ A numeric slip (ddof=1, eps = 1e-6) keeps them.
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_close, assert_close_own
+from grader.compare import assert_array, assert_attempt, assert_close, assert_close_own
 from public.toy import COURSE, F64, H5, LN_H5
 
 
@@ -106,49 +106,56 @@ def test_layernorm_float64_input_in_float64(student, reference, mistakes):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_row_times_10_changes_nothing(student):
+def test_row_times_10_changes_nothing(student, reference):
     """Scaling one row by 10 leaves every output row as it was (up to eps), the scaled row included."""
     rng = np.random.default_rng(101)
-    x = rng.normal(size=(4, 6))
+    x = 3.0 * rng.normal(size=(4, 6))
     x10 = x.copy()
     x10[2] *= 10.0
-    assert_close_own(student.layernorm(x10), student.layernorm(x), rtol=1e-4,
-                     what="layernorm of a 4×6 input whose row 2 was multiplied by 10, against layernorm of the "
-                          "input (every row, row 2 included, comes out as before the scaling)")
+    what = ("layernorm of a 4×6 input whose row 2 was multiplied by 10, against layernorm of the input (every "
+            "row, row 2 included, comes out as before the scaling)")
+    own = student.layernorm(x)
+    assert_attempt(own, reference.layernorm(x), what=what)
+    assert_close_own(student.layernorm(x10), own, rtol=1e-4, what=what)
 
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_a_constant_added_to_a_row_changes_nothing(student):
+def test_a_constant_added_to_a_row_changes_nothing(student, reference):
     """Adding a constant to each row (a different one per row) leaves the output as it was: the mean goes."""
     rng = np.random.default_rng(106)
-    x = rng.normal(size=(5, 8))
+    x = 3.0 * rng.normal(size=(5, 8))
     shifted = x + np.array([[3.0], [-2.0], [0.5], [10.0], [-7.5]])
-    assert_close_own(student.layernorm(shifted), student.layernorm(x), rtol=1e-6,
-                     what="layernorm of a 5×8 input with a constant added to each row, against layernorm of the "
-                          "input (subtracting each row's mean removes the constant)")
+    what = ("layernorm of a 5×8 input with a constant added to each row, against layernorm of the input "
+            "(subtracting each row's mean removes the constant)")
+    own = student.layernorm(x)
+    assert_attempt(own, reference.layernorm(x), what=what)
+    assert_close_own(student.layernorm(shifted), own, rtol=1e-6, what=what)
 
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_each_token_row_comes_out_as_it_does_alone(student):
+def test_each_token_row_comes_out_as_it_does_alone(student, reference):
     """Each token's row of a 7×12 input comes out as that row gives alone (as a 1×12 input)."""
     rng = np.random.default_rng(110)
-    x = rng.normal(size=(7, 12))
+    x = 3.0 * rng.normal(size=(7, 12))
     what = "layernorm of a 7×12 input, row by row, against layernorm of each row alone (a 1×12 input)"
     whole = assert_array(student.layernorm(x), x.shape, what=what)
+    assert_attempt(whole, reference.layernorm(x), what=what)
     for i in (0, 3, 6):
         assert_close_own(whole[i:i + 1], student.layernorm(x[i:i + 1]), what=what)
 
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_layernorm_leaves_its_inputs_unchanged(student):
+def test_layernorm_leaves_its_inputs_unchanged(student, reference):
     """layernorm returns a new array and leaves x, gamma and beta as they were."""
     rng = np.random.default_rng(108)
-    x = rng.normal(size=(3, 5))
+    x = 3.0 * rng.normal(size=(3, 5))
     gamma, beta = rng.normal(size=5), rng.normal(size=5)
-    _, args_after, _ = student.call_with_inputs("layernorm", x, gamma, beta)
+    got, args_after, _ = student.call_with_inputs("layernorm", x, gamma, beta)
+    assert_attempt(got, reference.layernorm(x, gamma, beta),
+                   what="layernorm of a 3×5 input with gamma and beta, whose inputs must stay as they were")
     for name, before, after in zip(("x", "gamma", "beta"), (x, gamma, beta), args_after):
         assert_close(after, before, rtol=0.0, atol=0.0,
                      what=f"{name} after calling layernorm (it must not be changed in place)")
@@ -156,12 +163,14 @@ def test_layernorm_leaves_its_inputs_unchanged(student):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_layernorm_float32_input_keeps_float32_precision(student):
+def test_layernorm_float32_input_keeps_float32_precision(student, reference):
     """A float32 input gives a float array (float32, or float64: NumPy 2 promotes float32 times a float64
     scalar, NumPy 1 did not, and one code gets one grade on every install) with the values that the same
     input gives in float64, to float32 precision."""
     rng = np.random.default_rng(111)
-    x = rng.normal(size=(4, 8))
+    x = 3.0 * rng.normal(size=(4, 8))
     what = "layernorm of a float32 4×8 input (a float32 or float64 array, the values float64 input gives)"
     got = assert_array(student.layernorm(x.astype(np.float32)), x.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, student.layernorm(x), rtol=1e-4, what=what)
+    own = student.layernorm(x)
+    assert_attempt(own, reference.layernorm(x), what=what)
+    assert_close_own(got, own, rtol=1e-4, what=what)
