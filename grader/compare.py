@@ -124,7 +124,7 @@ def _check_finite(got: np.ndarray, got64: np.ndarray, expected: np.ndarray, what
     if bad.any():                                        # which of NaN or inf, and how many: detail
         raise Mismatch(what, "your output has NaN or inf where the expected values are finite",
                        lambda: "\n".join([diff.describe(got, expected), diff.non_finite(got64, bad),
-                                          diff.excerpt(got64, expected, _outside(got64, expected, rtol, atol))]),
+                                          diff.excerpt(got64, expected, _outside(got64, expected, allowed(expected, rtol, atol)))]),
                        arrays={"expected": expected, "got": got64})
 
 
@@ -137,11 +137,9 @@ def allowed(expected: np.ndarray, rtol: float, atol: float) -> float:
     return float(atol + rtol * finite.max()) if finite.size else float(atol)
 
 
-def _outside(got64: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
-             tolerance: float | None = None) -> np.ndarray:
-    """Boolean array of the entries outside the tolerance (:func:`allowed`, or ``tolerance`` when already
-    worked out; NaN = NaN, inf = the same inf)."""
-    tolerance = allowed(expected, rtol, atol) if tolerance is None else tolerance
+def _outside(got64: np.ndarray, expected: np.ndarray, tolerance: float) -> np.ndarray:
+    """Boolean array of the entries farther than ``tolerance`` (:func:`allowed`) from ``expected``'s; NaN =
+    NaN, inf = the same inf."""
     with np.errstate(invalid="ignore", over="ignore"):
         close = np.abs(got64 - expected) <= tolerance
     close &= np.isfinite(got64) & np.isfinite(expected)
@@ -170,7 +168,7 @@ def same_array(got: Any, candidate: Any, *, rtol: float = 1e-5, atol: float = 1e
         if first != wanted and not (first != first and wanted != wanted) and not (
                 math.isfinite(first) and math.isfinite(wanted) and abs(first - wanted) <= tolerance):
             return False
-    return not _outside(got.astype(np.float64), candidate, rtol, atol, tolerance).any()
+    return not _outside(got.astype(np.float64), candidate, tolerance).any()
 
 
 def assert_close(got: Any, expected: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-8,
@@ -202,14 +200,14 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
     try:
         got64 = _check_array(got, items[0][1], what)
         for name, exp in items:
-            if exp.shape == got64.shape and not _outside(got64, exp, rtol, atol).any():
+            if exp.shape == got64.shape and not _outside(got64, exp, allowed(exp, rtol, atol)).any():
                 return name
         expected = items[0][1]
+        tolerance = allowed(expected, rtol, atol)
         _check_finite(got, got64, expected, what, rtol, atol)
         raise Mismatch(what, "values differ from the expected ones beyond the tolerance",
                        lambda: diff.describe(got, expected) + "\n" + diff.values(
-                           got64, expected, _outside(got64, expected, rtol, atol), rtol, atol,
-                           allowed(expected, rtol, atol)),
+                           got64, expected, _outside(got64, expected, tolerance), rtol, atol, tolerance),
                        arrays={"expected": expected, "got": got64})
     except Mismatch as err:
         if diagnose is not None:
@@ -279,7 +277,7 @@ def assert_close_own(got: Any, own: Any, *, what: str, rtol: float = 1e-5, atol:
     if type(got) is not np.ndarray or got.dtype.kind not in "iuf" or got.shape != own.shape:
         raise Mismatch(what, "your two outputs are not numeric arrays of one shape", detail)
     got64 = got.astype(np.float64)
-    off = _outside(got64, own64, rtol, atol)
+    off = _outside(got64, own64, allowed(own64, rtol, atol))
     if off.any():
         raise Mismatch(what, "your outputs differ where the property says they are equal", detail,
                        arrays={"expected": own64, "got": got64})
