@@ -39,8 +39,9 @@ def student_manifest(course: Course) -> dict:
     limits = asdict(course.limits)
     manifest["imports"] = list(limits.pop("imports"))    # the same import policy as at grading
     manifest["limits"] = limits
-    if course.feedback.wiring_data:                     # the wiring tests' stand-ins answer from it
-        manifest["feedback"] = {"wiring_data": str(_relative(course, course.feedback.wiring_data, "the wiring data"))}
+    shipped = _feedback_files(course)
+    if shipped:
+        manifest["feedback"] = {key: str(rel) for key, (rel, _) in shipped.items()}
     if course.due:
         manifest["due"] = course.due.isoformat()
     if course.late_policy:
@@ -49,6 +50,21 @@ def student_manifest(course: Course) -> dict:
                              "public": str(_relative(course, p.public, "the public suite"))}
                             for p in course.problems]
     return manifest
+
+
+# The feedback files a student's copy needs: precomputed data and the worked example, never the catalogue's
+# variants (course.json ``feedback.mistakes`` sits beside the solutions).
+SHIPPED_FEEDBACK = ("mistakes_data", "trace", "trace_data", "wiring_data")
+
+
+def _feedback_files(course: Course) -> dict[str, tuple[PurePosixPath, Path]]:
+    """course.json ``feedback`` key -> (its path in the release, the file), for the files that exist."""
+    files = {}
+    for key in SHIPPED_FEEDBACK:
+        path = getattr(course.feedback, key)
+        if path is not None and path.is_file():
+            files[key] = (_relative(course, path, f"feedback.{key}"), path)
+    return files
 
 
 def public_files(course: Course) -> dict[PurePosixPath, Content]:
@@ -61,8 +77,7 @@ def public_files(course: Course) -> dict[PurePosixPath, Content]:
         for path in sorted(folder.glob("*.py")):
             if path.resolve() not in hidden:
                 files[_relative(course, path, "the public suite")] = path
-    if course.feedback.wiring_data and course.feedback.wiring_data.is_file():
-        files[_relative(course, course.feedback.wiring_data, "the wiring data")] = course.feedback.wiring_data
+    files.update(dict(_feedback_files(course).values()))
     return files
 
 
