@@ -1,7 +1,6 @@
 """The ``grade`` command: click options only; each command calls plain functions from the modules."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import signal
@@ -41,9 +40,12 @@ class _Group(click.Group):
 def _console(stderr: bool = False):
     from rich.console import Console
 
+    from .glyphs import stream_for
+
     stream = sys.stderr if stderr else sys.stdout
-    # Not a terminal (CI, a log file): wide enough that student ids are never cut.
-    return Console(stderr=stderr, highlight=False, width=None if stream.isatty() else 160)
+    # Not a terminal (CI, a log file): wide enough that student ids are never cut. A stream that cannot
+    # encode ✓ (a redirected Windows console) gets "ok" instead.
+    return Console(file=stream_for(stream), highlight=False, width=None if stream.isatty() else 160)
 
 
 course_option = click.option("--course", "course_path", default="course.json", show_default=True,
@@ -77,7 +79,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check --html me.html    # also write a feedback page
     Exits 0 only when every test passes.
     """
-    from . import course as course_mod, sandbox
+    from . import checking, course as course_mod
 
     course = course_mod.load(course_path)
     folder = path or course.exercises
@@ -88,31 +90,17 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
     warning = _foreign_code_warning(folder) if path is not None else None
     if warning:
         click.echo(warning, err=True)
-    # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
-    # its interpreter imports numpy while this one imports pytest and collects the suites.
-    worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS, modules=course.modules,
-                                    functions=course.functions)
-    try:
-        from . import report, runner, scoring
+    checked = checking.check(course, folder, problems)
+    from . import report                                 # after: it imports numpy, the worker starts first
 
-        graded: list = []
-        runner.run(course, [runner.Job("you", folder)], graded.append, hidden=False, level=sandbox.PROCESS,
-                   warm=False, first_worker=worker)
-    finally:
-        if worker is not None:
-            worker.close()
-    result = graded[0]
-    if problems:            # every suite ran (a block test needs to know its components' mistakes): show these
-        result = dataclasses.replace(result, results=tuple(r for r in result.results if r.problem in problems))
-    doc = scoring.score(course, result, hidden=False)
-    report.problem_table(doc, _console())
+    report.problem_table(checked.doc, _console(), full_points=checked.full_points)
     if json_path:
-        report.write_score(doc, json_path)
+        report.write_score(checked.doc, json_path)
     if html_path:
         from . import page
 
-        report.write_atomic(html_path, page.render(doc, page.feedback_of(result.results)))
-    sys.exit(ExitStatus.OK if doc["score"] == doc["max_score"] else ExitStatus.FAILED)
+        report.write_atomic(html_path, page.render(checked.doc, page.feedback_of(checked.results)))
+    sys.exit(ExitStatus.OK if checked.ok else ExitStatus.FAILED)
 
 
 @main.command()

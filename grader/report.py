@@ -8,7 +8,7 @@ import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -117,21 +117,32 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def problem_table(doc: dict, console) -> None:
-    """Print one student's table: problem, tests passed, points; then one line per failed test."""
+def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = None) -> None:
+    """Print one student's table: problem, tests passed, points; then one line per failed test.
+
+    :param full_points: problem -> its points in the course, for a run of the public tests only (``grade
+        check``): each row and the total then say what share of the problem's points those tests carry.
+    """
     from rich.table import Table
 
     table = Table(title=f"{doc['assignment']}: {doc['student']}", title_justify="left")
     table.add_column("problem")
     table.add_column("tests passed", justify="right")
     table.add_column("points", justify="right")
+    if full_points is not None:
+        table.add_column("public tests carry", justify="right")
     for p in doc["problems"]:
         style = "green" if p["score"] == p["max_score"] else ("red" if p["score"] == 0 else "yellow")
+        share = [f"{_fmt(p['max_score'])} of {_fmt(full_points[p['name']])}"] if full_points is not None else []
         table.add_row(p["name"], f"{p['passed']}/{len(p['tests'])}",
-                      f"[{style}]{_fmt(p['score'])}/{_fmt(p['max_score'])}[/]")
-    table.add_row("[bold]total[/]", "", f"[bold]{_fmt(doc['score'])}/{_fmt(doc['max_score'])}[/]")
+                      f"[{style}]{_fmt(p['score'])}/{_fmt(p['max_score'])}[/]", *share)
+    share = [f"[bold]{_fmt(doc['max_score'])} of {_fmt(_total(full_points, doc))}[/]"] if full_points is not None else []
+    table.add_row("[bold]total[/]", "", f"[bold]{_fmt(doc['score'])}/{_fmt(doc['max_score'])}[/]", *share)
     console.print(table)
     from rich.markup import escape
+
+    if full_points is not None:
+        console.print(escape(public_points_note(doc, full_points)), highlight=False, soft_wrap=True)
 
     failed = [t for t in doc["tests"] if t["status"] != "passed"]
     for t in failed:
@@ -143,6 +154,25 @@ def problem_table(doc: dict, console) -> None:
             console.print(f"    [bold yellow]{escape(diagnosis)}[/]", highlight=False, soft_wrap=True)
         if rest:
             console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
+
+
+def _total(full_points: Mapping[str, float], doc: dict) -> float:
+    from .scoring import points
+
+    return points(sum(full_points[p["name"]] for p in doc["problems"]))
+
+
+def public_points_note(doc: dict, full_points: Mapping[str, float]) -> str:
+    """The sentence under ``grade check``'s table: the public tests carry only part of the points."""
+    public, full = doc["max_score"], _total(full_points, doc)
+    if len(doc["problems"]) == 1:
+        ran = f"grade check ran {doc['problems'][0]['name']}'s public tests only, which carry {_fmt(public)} of its " \
+              f"{_fmt(full)} points"
+    else:
+        ran = f"grade check ran the public tests only, which carry {_fmt(public)} of the {_fmt(full)} points"
+    if public >= full:
+        return f"{ran}."
+    return f"{ran}; hidden tests of the same rules, graded after the deadline, carry the other {_fmt(full - public)}."
 
 
 def summary_table(docs: Iterable[dict], console, title: str) -> None:

@@ -82,6 +82,33 @@ def test_checking_one_problem_gives_it_the_points_a_full_check_gives():
     assert "8/8" in output and "error in the test itself" not in output
 
 
+def test_check_says_what_share_of_each_problems_points_its_public_tests_carry(example_scores, tmp_path):
+    """The share is the public tests' points as autograde counts them, of the problem's points."""
+    alan = PROJECT / "examples" / "submissions" / "alan_ddof1"
+    code, output = grade("check", "--path", alan, "--json", tmp_path / "me.json")
+    assert code == 1, output
+    checked = json.loads((tmp_path / "me.json").read_text())
+    graded = example_scores["alan_ddof1"]
+    public_total = 0.0
+    for problem in graded["problems"]:
+        public = sum(t["max_score"] for t in graded["tests"]
+                     if t["problem"] == problem["name"] and t["visibility"] == "visible")
+        assert 0 < public < problem["max_score"]
+        mine = next(p for p in checked["problems"] if p["name"] == problem["name"])
+        assert mine["max_score"] == public
+        row = next(line for line in output.splitlines() if f" {problem['name']} " in line)
+        assert f"{public:g} of {problem['max_score']:g}" in row
+        public_total += public
+    assert (f"grade check ran the public tests only, which carry {public_total:g} of the 100 points; hidden tests "
+            f"of the same rules, graded after the deadline, carry the other {100 - public_total:g}.") \
+        in " ".join(output.split())
+    code, output = grade("check", "layernorm", "--path", alan)
+    layernorm = sum(t["max_score"] for t in graded["tests"] if t["problem"] == "layernorm" and t["visibility"] == "visible")
+    assert (f"grade check ran layernorm's public tests only, which carry {layernorm:g} of its 20 points; hidden "
+            f"tests of the same rules, graded after the deadline, carry the other {20 - layernorm:g}.") \
+        in " ".join(output.split())
+
+
 def problem_scores(folder, tmp_path) -> dict:
     """`grade autograde` on the one submission in ``folder``; its problems' scores (points) by name."""
     code, output = grade("autograde", folder.parent, "--out", tmp_path / "out", "--quiet")
