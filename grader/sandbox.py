@@ -1275,6 +1275,34 @@ def _well_formed(reply: Any, nonce: str, return_inputs: bool) -> bool:
             and type(builtins) is list and all(type(b) is str and b in BUILTIN_EXCEPTIONS for b in builtins))
 
 
+# Windows reports a crash as the NTSTATUS code the process died with (an exit status of 0xC0000000 or
+# more, e.g. 3221225477), not as a signal; these are the ones student code meets.
+NTSTATUS_CRASHES = {0xC0000005: "an access violation", 0xC00000FD: "a stack overflow",
+                    0xC0000409: "a stack buffer overrun", 0xC0000374: "a corrupted heap",
+                    0xC000001D: "an illegal instruction", 0xC0000094: "an integer division by zero",
+                    0xC0000096: "a privileged instruction", 0xC0000006: "an in-page error",
+                    0xC0000017: "no memory left", 0xC000013A: "Ctrl+C"}
+
+
+def crash_name(code: int) -> str | None:
+    """What killed a process that exited with ``code``, or None when it exited on its own (sys.exit).
+
+    Negative: the POSIX signal (``SIGSEGV``). On Windows, an NTSTATUS error code (severity bits 11),
+    seen unsigned (3221225477) or as a signed 32-bit number (-1073741819): "an access violation
+    (0xC0000005)". An exit status a program chooses is 0-255 on POSIX; on Windows ``sys.exit(-1)`` gives
+    0xFFFFFFFF, which is no NTSTATUS code and stays an exit.
+    """
+    unsigned = code & 0xFFFFFFFF
+    if unsigned >> 30 == 0b11 and unsigned != 0xFFFFFFFF and (code > 255 or code < -255):
+        return f"{NTSTATUS_CRASHES.get(unsigned, 'a Windows error')} (0x{unsigned:08X})"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return None
+
+
 def _death(function: str, code: int | None, garbled: str | None, module: str = "",
            seconds: float = 0.0) -> StudentError:
     """The error for a worker that died or broke its channel: the grader's words for hidden tests, the
@@ -1285,11 +1313,8 @@ def _death(function: str, code: int | None, garbled: str | None, module: str = "
                             public=f"the worker sent a broken reply during {what} ({garbled})", seconds=seconds)
     if code is None:
         return StudentError("crashed", f"the worker closed its channel during {what}", seconds=seconds)
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
+    name = crash_name(code)
+    if name is not None:
         return StudentError("crashed", f"crashed during {what}", public=f"crashed with {name} during {what}",
                             seconds=seconds)
     return StudentError("crashed", f"the process exited during {what}: do not call sys.exit or os._exit",

@@ -1,6 +1,7 @@
 """The `grade` commands on a tiny course: exit codes, score files, and a batch that never stops."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -346,3 +347,49 @@ def test_check_warns_when_the_code_may_not_be_the_users_own(mini_course, submiss
     result = grade("check", "--course", mini_course, "--path", folder)
     warned = "process isolation" in result.output
     assert warned == (os.geteuid() == 0 or mine != os.geteuid())
+
+
+WRONG = {"mathy.py": "def double(x):\n    return 3 * x\n\ndef twice(n):\n    return 2 * n\n"}
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
+def test_check_on_a_stream_that_cannot_encode_the_marks_prints_plain_text(mini_course, submission, encoding):
+    """A redirected Windows console writes cp1252: ✗ becomes FAIL, never a UnicodeEncodeError."""
+    folder = submission(WRONG)
+    proc = subprocess.run([sys.executable, "-m", "grader", "check", "--course", mini_course, "--path", folder],
+                          capture_output=True, env={**os.environ, "PYTHONIOENCODING": encoding}, timeout=300)
+    out = proc.stdout.decode(encoding)
+    assert proc.returncode == 1, out + proc.stderr.decode(encoding, "replace")
+    assert "FAIL mathy test_double_small: double of [0, 1, 2]" in out
+    assert "✗" not in out and "Traceback" not in proc.stderr.decode(encoding, "replace")
+    utf8 = subprocess.run([sys.executable, "-m", "grader", "check", "--course", mini_course, "--path", folder],
+                          capture_output=True, env={**os.environ, "PYTHONIOENCODING": "utf-8"}, timeout=300)
+    assert "✗ mathy test_double_small" in utf8.stdout.decode()
+
+
+def test_plain_text_stands_in_for_each_mark_and_question_marks_the_rest():
+    from grader.glyphs import plain, stream_for
+
+    assert plain("✓ ok · 5×4 …", "utf-8") == "✓ ok · 5×4 …"
+    assert plain("✓ ✗ · 5×4 … 漢", "ascii") == "ok FAIL - 5x4 ... ?"
+    assert plain("✓ · 5×4", "cp1252") == "ok · 5×4"                 # cp1252 has · and ×, not ✓
+    buffer = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    stream_for(buffer).write("[red]✗[/] layernorm\n")
+    buffer.flush()
+    assert buffer.buffer.getvalue() == b"[red]FAIL[/] layernorm\n"
+
+
+def test_trace_and_help_on_an_ascii_stream_print_plain_text(tmp_path):
+    from conftest import PROJECT
+    from mutants import write_mutant
+
+    folder = write_mutant(PROJECT / "solutions", tmp_path / "me", "layernorm.ddof1")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    proc = subprocess.run([sys.executable, "-m", "grader", "trace", "--path", folder], capture_output=True,
+                          cwd=PROJECT, env=env, timeout=300)
+    out = proc.stdout.decode("ascii")
+    assert proc.returncode == 1 and "FAIL first difference" in out and "First difference: step 2" in out, \
+        out + proc.stderr.decode("ascii", "replace")
+    help_ = subprocess.run([sys.executable, "-m", "grader", "trace", "--help"], capture_output=True, env=env,
+                           timeout=300)
+    assert help_.returncode == 0 and b"--row-x10" in help_.stdout, help_.stderr      # its help holds a non-ASCII mark

@@ -145,6 +145,27 @@ def test_a_crash_is_reported_and_the_next_call_gets_a_fresh_worker(submission, m
         assert call(w, "g") == 7
 
 
+@pytest.mark.parametrize("code, words", [
+    (3221225477, "an access violation (0xC0000005)"),       # Windows, as subprocess reports it
+    (-1073741819, "an access violation (0xC0000005)"),      # the same, read as a signed 32-bit number
+    (0xC00000FD, "a stack overflow (0xC00000FD)"),
+    (0xC0000409, "a stack buffer overrun (0xC0000409)"),
+    (0xC0001234, "a Windows error (0xC0001234)"),
+    (-11, "SIGSEGV"),
+])
+def test_a_crash_status_reads_as_a_crash_on_every_os(code, words):
+    err = sandbox._death("gelu", code, None)
+    assert err.kind == "crashed" and err.public == f"crashed with {words} during gelu()"
+    assert "sys.exit" not in err.message + err.public
+
+
+@pytest.mark.parametrize("code", [0, 1, 3, 255, 0xFFFFFFFF])       # 0xFFFFFFFF: sys.exit(-1) on Windows
+def test_an_exit_status_the_code_chose_reads_as_an_exit(code):
+    err = sandbox._death("gelu", code, None)
+    assert err.kind == "crashed" and f"the process exited (status {code})" in err.public
+    assert "do not call sys.exit" in err.public
+
+
 def test_a_hang_is_killed_at_the_timeout(submission, make_worker):
     sub = submission({"mod.py": "import signal, time\n"
                                 "def f():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
