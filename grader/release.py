@@ -119,6 +119,11 @@ def student_readme(course: Course) -> str:
     due = f"\nDue: **{course.due.isoformat()}**." if course.due else ""
     if course.late_policy:
         due += f" Late work loses {course.late_policy.describe()}."
+    first = course.problems[0].name
+    traced = "trace" in manifest.get("feedback", {})     # the worked example ships: `grade trace` works
+    trace_sh = "\n.venv/bin/grade trace                  # the course's worked example through your functions, " \
+               "step by step" if traced else ""
+    trace_bat = "\n.venv\\Scripts\\grade trace" if traced else ""
     return f"""# {course.title or course.assignment}
 
 Write the functions below in `{manifest['exercises']}/`, then check them with the public tests.
@@ -130,21 +135,42 @@ The hidden tests run when your work is graded: they check more cases of the same
 
 ## Set up (once; Python 3.10 or newer)
 
+In this folder, on macOS or Linux:
+
 ```sh
 python3 -m venv .venv
 .venv/bin/pip install .
 ```
 
+On Windows (Command Prompt or PowerShell):
+
+```bat
+py -m venv .venv
+.venv\Scripts\pip install .
+```
+
 ## Check your work
+
+On macOS or Linux:
 
 ```sh
 .venv/bin/grade check                  # every problem
-.venv/bin/grade check {course.problems[0].name}        # just this one
-.venv/bin/grade check --json me.json   # also write the result as a score file
+.venv/bin/grade check {first}        # just this one
+.venv/bin/grade check --json me.json   # also write the result as a score file{trace_sh}
+```
+
+On Windows, the same commands with `.venv\Scripts\grade`:
+
+```bat
+.venv\Scripts\grade check
+.venv\Scripts\grade check {first}
+.venv\Scripts\grade trace
 ```
 
 It prints one row per problem (tests passed, points) and one line per failing test saying what was
-checked and what is wrong, and exits 0 only when every public test passes. Your modules import each
+checked and what is wrong, and exits 0 only when every public test passes. Its points are those of the
+public tests only, a share of each problem's points: hidden tests of the same rules, run when your work is
+graded after the deadline, carry the rest. Your modules import each
 other by plain name (`from {course.problems[0].module} import {course.problems[0].functions[0]}`).
 You may import {_allowed(course)}: nothing else is available to your code, here or when it is graded
 (`import scipy` raises ModuleNotFoundError).

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import shlex
 import shutil
+import subprocess
 import textwrap
+from pathlib import PurePosixPath
 
 import nbformat
 import pytest
@@ -26,9 +30,28 @@ def released(tmp_path_factory):
     return root
 
 
+def json_strings(value) -> list[str]:
+    """Every string in a JSON value, keys too, decoded (a solution line in a JSON file is escaped)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [k, *json_strings(v)]]
+    if isinstance(value, list):
+        return [s for v in value for s in json_strings(v)]
+    return []
+
+
 def release_texts(folder) -> dict[str, str]:
-    return {str(p.relative_to(folder)): p.read_text(encoding="utf-8", errors="replace")
-            for p in folder.rglob("*") if p.is_file()}
+    """Every file's text; a JSON file's (the feedback data: mistakes.json, trace.json ...) with its decoded
+    strings after it."""
+    texts = {}
+    for p in folder.rglob("*"):
+        if p.is_file():
+            text = p.read_text(encoding="utf-8", errors="replace")
+            if p.suffix == ".json":
+                text += "\n" + "\n".join(json_strings(json.loads(text)))
+            texts[str(p.relative_to(folder))] = text
+    return texts
 
 
 def public_material() -> str:
@@ -86,6 +109,10 @@ def test_the_release_has_stubs_public_suites_a_student_course_and_readme(release
 
 def test_no_solution_body_and_no_hidden_test_is_in_the_release(released):
     texts = release_texts(released / "release")
+    feedback = json.loads((released / "release" / "course.json").read_text())["feedback"]
+    assert {"mistakes_data", "trace", "trace_data", "wiring_data"} <= set(feedback)     # searched too
+    assert "mistakes" not in feedback and not (released / "release" / "solutions").exists()
+    assert all(texts[str(PurePosixPath(path))] for path in feedback.values())
     everything = "\n".join(texts.values())
     bodies = solution_bodies()
     assert len(bodies) >= 10 and all(bodies.values())               # the search has something to find
@@ -166,3 +193,47 @@ def test_the_source_notebooks_code_is_the_reference(released, tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "out" / "reference.json").read_text())
     assert doc["score"] == doc["max_score"] == 100, textwrap.shorten(str(doc.get("submission_notes")), 300)
+
+
+def readme_block(readme: str, heading: str, language: str = "sh") -> list[str]:
+    """The commands of the first ```language block under ``heading``, without comments."""
+    section = readme[readme.index(heading):]
+    block = section[section.index(f"```{language}\n") + len(language) + 4:]
+    return [line.split("#")[0].strip() for line in block[:block.index("```")].splitlines() if line.strip()]
+
+
+def as_a_student(line: str) -> str:
+    """A student's ddof=1 LayerNorm: the reference's variance line as a student writes it."""
+    return "    var = np.var(x, axis=-1, keepdims=True, ddof=1)  # unbiased\n" if "x.var(" in line else line
+
+
+@pytest.mark.slow
+def test_a_student_in_a_fresh_venv_made_as_the_readme_says_gets_the_diagnosis_and_the_trace(released, tmp_path):
+    """From where the student stands: the release alone, a new venv as its README says (pip installs the
+    grader from the release, its dependencies from the package index), the student's code in exercises/."""
+    release = shutil.copytree(released / "release", tmp_path / "release")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    setup = readme_block((release / "README.md").read_text(), "## Set up")
+    assert setup == ["python3 -m venv .venv", ".venv/bin/pip install ."]
+    for command in setup:
+        proc = subprocess.run(shlex.split(command), cwd=release, env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, f"{command}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+    grade_exe = release / ".venv" / "bin" / "grade"
+    installed = subprocess.run([release / ".venv" / "bin" / "python", "-c", "import grader; print(grader.__file__)"],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    assert str(release / ".venv") in installed                    # the release's grader, not this checkout's
+    for reference in (PROJECT / "solutions").glob("*.py"):
+        shutil.copy(reference, release / "exercises" / reference.name)
+    layernorm = release / "exercises" / "layernorm.py"
+    lines = layernorm.read_text().splitlines(keepends=True)
+    layernorm.write_text("".join(as_a_student(line) for line in lines))
+    assert "ddof=1" in layernorm.read_text()
+    checked = subprocess.run([grade_exe, "check"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "diagnosis: this matches LayerNorm with the sample variance (ddof=1" in checked.stdout, checked.stdout
+    assert "grade check ran the public tests only" in " ".join(checked.stdout.split())
+    traced = subprocess.run([grade_exe, "trace"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
+    assert traced.returncode == 1, traced.stdout + traced.stderr
+    summary = " ".join(traced.stdout[traced.stdout.index("First difference"):].split())
+    assert summary.startswith("First difference: step 2, LayerNorm(x)"), summary
+    assert "so layernorm() got the right input and gave a different output" in summary
