@@ -10,3 +10,20 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __version__ = "0.3.0"
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext grader``: the ``%grade check`` magic (:mod:`grader.jupyter`; IPython is needed only here)."""
+    from .jupyter import load_ipython_extension as load
+
+    load(ipython)
+
+
+def __getattr__(name: str):
+    # ``from grader import check`` in a notebook, without importing the grading machinery (the worker
+    # imports this package too) until it is used.
+    if name == "check":
+        from .jupyter import check
+
+        return check
+    raise AttributeError(f"module 'grader' has no attribute {name!r}")

@@ -35,6 +35,10 @@ class Checked:
     def __bool__(self) -> bool:
         return self.ok
 
+    def __repr__(self) -> str:                           # a notebook shows it under the cell: one line
+        verdict = "every public test passes" if self.ok else "some public tests fail"
+        return f"<grade check: {self.doc['score']:g}/{self.doc['max_score']:g} public points, {verdict}>"
+
 
 def full_points(course: Course, names: Sequence[str] = ()) -> dict[str, float]:
     """problem -> its points in the course, for ``names`` (default: every problem)."""

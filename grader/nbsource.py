@@ -67,10 +67,17 @@ def notebook(course: Course):
     v4 = nbformat.v4
     cells = [v4.new_markdown_cell(
         f"# {course.title or course.assignment}\n\n"
+        "**Set up once.** The test cells and `check` need the course's grader in the Python this notebook "
+        "runs: in a new cell, run `%pip install <the course's release folder>` (the folder with "
+        "`pyproject.toml` your instructor gives you; `%pip` installs into this kernel's environment, "
+        "whatever the terminal's Python is), then restart the kernel.\n\n"
         "Write each function in the cell after its description. The test cell below it grades your functions "
         "with the public tests and shows the points (run it as often as you like); the hidden tests run when "
-        "your notebook is graded. The test cells need the course's grader installed in this Jupyter's Python "
-        "(`pip install` the course repository).")]
+        "your notebook is graded.\n\n"
+        "**Check your work** from any cell, with the same tests, diagnoses and verdict as `grade check`: "
+        "`from grader import check; check()` (every problem) or `check(\"layernorm\")`; or `%load_ext grader` "
+        "once, then `%grade check layernorm`. It checks the notebook **as saved**, which is what is graded: "
+        "save it (Ctrl+S) first.")]
     for index, problem in enumerate(course.problems):
         if problem.points <= 0:
             raise GradeError(f"{course.path}: field 'problems[{index}].points': nbgrader needs points > 0")

@@ -103,3 +103,45 @@ def test_nbgrader_autograde_and_grade_autograde_give_the_same_points(course_dir,
             assert {p["name"]: p["score"] for p in doc["problems"]} == by_nbgrader[student], (student, source)
     totals = {student: sum(scores.values()) for student, scores in by_nbgrader.items()}
     assert totals["ada_correct"] == 100 and 0 < totals["grace_partial"] < 100 and 0 < totals["kathy_erf_gelu"] < 100
+
+
+def outputs_text(cell) -> str:
+    """What a cell showed: its streams and the plain text of its displays (rich shows a table as one)."""
+    return "\n".join(o.get("text", "") if o.output_type == "stream" else o.get("data", {}).get("text/plain", "")
+                     for o in cell.outputs)
+
+
+def test_check_from_a_real_kernel_on_the_released_notebook(course_dir, tmp_path):
+    """A student's released notebook, run cell by cell in a real kernel (nbclient): check() and %grade check
+    grade the saved notebook with grade check's tests, diagnoses and verdict; code the kernel ran but the
+    file lacks is named, never graded."""
+    from nbclient import NotebookClient
+
+    folder = shutil.copytree(course_dir / "release" / ASSIGNMENT, tmp_path / "student")
+    nb = released_notebook(course_dir)
+    first = nb.cells[0].source                                   # how to install the grader into this kernel
+    assert "%pip install" in first and "from grader import check" in first and "as saved" in first
+    problems = json.loads((folder / "course.json").read_text())["problems"]
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        for p in problems:
+            if grade_id == f"{p['name']}_solution":              # a correct notebook but for a ddof=1 layernorm
+                cell.source = notebook_code("alan_ddof1" if p["name"] == "layernorm" else "ada_correct", p["module"])
+    v4 = nbformat.v4
+    nb.cells += [
+        v4.new_code_cell("from grader import check\nresult = check()\nprint('verdict:', bool(result), result.ok)"),
+        v4.new_code_cell("%grade check gelu"),
+        v4.new_code_cell("print('gelu verdict:', bool(check('gelu', quiet=True)))\n"
+                         "get_ipython().run_cell('def gelu(x):\\n    return x', store_history=True)\n"
+                         "again = check('gelu', quiet=True)\nprint('again:', again.ok, again.notes)"),
+    ]
+    nbformat.write(nb, folder / f"{ASSIGNMENT}.ipynb")
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    whole, magic, unsaved = (outputs_text(c) for c in nb.cells[-3:])
+    assert "verdict: False False" in whole, whole
+    assert "diagnosis: this matches LayerNorm with the sample variance (ddof=1" in whole
+    assert "grade check ran the public tests only" in " ".join(whole.split())
+    assert "layernorm" in whole and "✗ gelu" not in whole
+    assert "gelu" in magic and "5/5" in magic and "✗" not in magic and "of its 15 points" in " ".join(magic.split())
+    assert "gelu verdict: True" in unsaved                       # what the saved file defines passes
+    assert "again: True" in unsaved and "gelu.py: what this kernel last ran differs from the saved" in unsaved
