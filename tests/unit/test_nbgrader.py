@@ -63,8 +63,10 @@ def test_the_released_notebook_has_stubs_and_no_hidden_tests_or_solutions(course
     released = {str(p.relative_to(course_dir / "release" / ASSIGNMENT))
                 for p in (course_dir / "release" / ASSIGNMENT).rglob("*") if p.is_file()}
     public = {f"tests/public/{p.name}" for p in (PROJECT / "tests" / "public").glob("*.py")}
-    wiring = {"tests/public/wiring.json"}                # what the public wiring tests' stand-ins answer
-    assert released == {f"{ASSIGNMENT}.ipynb", "course.json"} | public | wiring   # toy.py too, nothing hidden
+    # The feedback data the student course.json names (mistakes.json, trace.py and trace.json, wiring.json).
+    feedback = set(json.loads((course_dir / "release" / ASSIGNMENT / "course.json").read_text())["feedback"].values())
+    assert feedback >= {"tests/public/mistakes.json", "tests/public/trace.json", "tests/public/wiring.json"}
+    assert released == {f"{ASSIGNMENT}.ipynb", "course.json"} | public | feedback  # toy.py too, nothing hidden
 
 
 def student_notebook(course_dir: Path, student: str) -> nbformat.NotebookNode:
