@@ -59,7 +59,9 @@ def _cell(value: float, scale: float, sequential: bool) -> str:
     if not np.isfinite(value):
         return f'<td style="background:#333;color:#fff">{html.escape(str(value))}</td>'
     colour, ink = _colour(value, scale, sequential)
-    return f'<td style="background:{colour};color:{ink}">{round(value, 3) + 0.0:.3f}</td>'
+    # values all below 0.0005 (a near miss's differences) would all read 0.000: write them in e-notation
+    text = f"{round(value, 3) + 0.0:.3f}" if scale >= 5e-4 else f"{value:.1e}" if value else "0"
+    return f'<td style="background:{colour};color:{ink}">{text}</td>'
 
 
 def legend(caption: str, scale: float, sequential: bool = False) -> str:

@@ -134,6 +134,7 @@ def test_the_heat_maps_have_a_colour_scale_with_its_values(pages):
     cells = dict(re.findall(r'<td style="background:(#[0-9a-f]+);[^>]*>([^<]*)</td>',
                             heatmap(np.array([[-2e-5, 0.0, 2e-5]]), "d", scale=2e-5)))
     assert [colour for colour, _ in swatches][::2] == list(cells)    # the cells' own colours at -scale, 0, scale
+    assert list(cells.values()) == ["-2.0e-05", "0", "2.0e-05"]      # not 0.000 three times
 
 
 def _chromium() -> str:
