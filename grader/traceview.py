@@ -55,7 +55,7 @@ def _lines(step: Step) -> list[tuple[str, str, np.ndarray, str]]:
         if yours is None or yours_off[r]:
             lines.append((token, "ref", want, ""))
             token = ""
-        if chain is not None and chain_off[r] and (yours is None or not np.allclose(chain[r], yours[r])):
+        if chain is not None and chain_off[r] and (yours is None or off(chain[r], yours[r]).any()):
             lines.append((token, "chain", chain[r], "[red]✗[/]"))
     return lines
 
