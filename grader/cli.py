@@ -515,29 +515,34 @@ def precompute(course_path: Path, check_only: bool) -> None:
               help="Multiply token ROW's embedding (1 to 5; 5 is ␣the) by 10 first.")
 @click.option("--change-last", is_flag=True, help="Replace the last token by another one first.")
 @click.option("--no-attention", is_flag=True, help="Switch the attention branch off (h = x).")
-def trace(course_path: Path, path: Path | None, row_x10: int | None, change_last: bool, no_attention: bool) -> None:
+@click.option("--random", "random_weights", is_flag=True,
+              help="Random weights (a fixed seed), two heads, gamma and beta set: checks what the toy cannot.")
+def trace(course_path: Path, path: Path | None, row_x10: int | None, change_last: bool, no_attention: bool,
+          random_weights: bool) -> None:
     """Run the course's worked example through your functions, step by step, beside the reference.
 
     \b
     Each step (x, LayerNorm(x), the attention weights, a, h = x + a, LayerNorm(h), the MLP's hidden
-    layer, m, y) is computed by your own functions from your own previous step, row by row; the first
-    step that differs names the function to look at. Exits 0 only when every step matches.
+    layer, m, y) is computed by your functions from the reference's previous step, so each step that
+    differs judges its own function (two faults show at two steps), and beside it from your own previous
+    step (where your block ends up). Exits 0 only when every step matches.
     Examples:
       grade trace
+      grade trace --random             # random weights, two heads, gamma and beta set
       grade trace --row-x10 3          # a row scaled by 10
       grade trace --change-last        # only the last token changes
       grade trace --no-attention       # h = x
     """
-    from . import course as course_mod, report, trace as trace_mod
+    from . import course as course_mod, trace as trace_mod, traceview
 
     course = course_mod.load(course_path)
     folder = path or course.exercises
     if not folder.is_dir():
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
-    case = {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention}
+    case = {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention, "random": random_weights}
     result = trace_mod.run(course, folder, case)
     what = [f"token {row_x10} times 10"] * (row_x10 is not None) + ["last token changed"] * change_last + \
-        ["attention off"] * no_attention
-    report.trace_table(result, _console(), title=f"The worked example through your functions in {folder} "
-                                                 f"({', '.join(what) or 'as in the course'})")
-    sys.exit(ExitStatus.OK if result.first_difference is None else ExitStatus.FAILED)
+        ["attention off"] * no_attention + ["random weights, two heads, gamma and beta set"] * random_weights
+    traceview.trace_table(result, _console(), title=f"The worked example through your functions in {folder} "
+                                                    f"({', '.join(what) or 'as in the course'})")
+    sys.exit(ExitStatus.OK if result.matches else ExitStatus.FAILED)

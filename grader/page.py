@@ -36,6 +36,8 @@ pre { background: #f6f7f9; padding: .6em .8em; overflow-x: auto; font-size: .85e
 table.heat { border-collapse: collapse; font: 11px/1.2 ui-monospace, monospace; }
 table.heat td { width: 3.6em; height: 1.9em; text-align: center; border: 1px solid #fff; }
 .passed { color: #555; font-size: .9em; } .note { color: #555; font-size: .85em; }
+.legend { margin-right: 1.5em; } .legend span { font: 11px/1.2 ui-monospace, monospace; padding: .2em .5em;
+  border: 1px solid #e6e8ec; }
 """
 
 
@@ -44,15 +46,32 @@ def _rgb(t: float, high: tuple[int, int, int], low: tuple[int, int, int] = (255,
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def _cell(value: float, scale: float, sequential: bool) -> str:
-    """A <td> whose background says the value: white at 0, red for positive, blue for negative (or, for
-    ``sequential`` values from 0 to ``scale``, white to blue); NaN and inf are dark."""
-    if not np.isfinite(value):
-        return f'<td style="background:#333;color:#fff">{html.escape(str(value))}</td>'
+def _colour(value: float, scale: float, sequential: bool) -> tuple[str, str]:
+    """A value's background and ink: white at 0, red for positive, blue for negative (or, for ``sequential``
+    values from 0 to ``scale``, white to blue)."""
     t = min(abs(value) / scale, 1.0) if scale > 0 else 0.0
     colour = _rgb(t, (49, 99, 173)) if sequential or value < 0 else _rgb(t, (192, 57, 43))
-    ink = "#fff" if t > 0.6 else "#1d2330"
-    return f'<td style="background:{colour};color:{ink}">{round(value, 3) + 0.0:.3f}</td>'
+    return colour, "#fff" if t > 0.6 else "#1d2330"
+
+
+def _cell(value: float, scale: float, sequential: bool) -> str:
+    """A <td> whose background says the value (see :func:`_colour`); NaN and inf are dark."""
+    if not np.isfinite(value):
+        return f'<td style="background:#333;color:#fff">{html.escape(str(value))}</td>'
+    colour, ink = _colour(value, scale, sequential)
+    # values all below 0.0005 (a near miss's differences) would all read 0.000: write them in e-notation
+    text = f"{round(value, 3) + 0.0:.3f}" if scale >= 5e-4 else f"{value:.1e}" if value else "0"
+    return f'<td style="background:{colour};color:{ink}">{text}</td>'
+
+
+def legend(caption: str, scale: float, sequential: bool = False) -> str:
+    """The colour scale of heat maps drawn with ``scale``: swatches from -scale (blue) through 0 (white) to
+    +scale (red), or from 0 to scale for ``sequential`` ones, each with its value (3 significant digits, so that
+    a scale of 2e-05 reads as one)."""
+    values = np.linspace(0.0 if sequential else -scale, scale, 3 if sequential else 5)
+    swatches = "".join(f'<span style="background:{c};color:{ink}">{v + 0.0:.3g}</span>'
+                       for v in values for c, ink in [_colour(v, scale, sequential)])
+    return f'<span class="legend">{html.escape(caption)} {swatches}</span>'
 
 
 def heatmap(array: np.ndarray, caption: str, scale: float, sequential: bool = False) -> str:
@@ -79,7 +98,9 @@ def _diff_maps(feedback: Mapping) -> str:
     with np.errstate(invalid="ignore"):
         difference = got - expected
     return ('<div class="maps">' + heatmap(expected, "expected", scale) + heatmap(got, "yours", scale)
-            + heatmap(difference, "yours − expected", _scale(difference)) + "</div>")
+            + heatmap(difference, "yours − expected", _scale(difference)) + "</div>"
+            + f'<p class="note">colour scales: {legend("expected and yours", scale)} '
+              f'{legend("yours − expected", _scale(difference))}</p>')
 
 
 def _figure(figure: Mapping) -> str:
@@ -88,7 +109,8 @@ def _figure(figure: Mapping) -> str:
     sequential = all(np.nanmin(a) >= 0 for a in values if np.isfinite(a).any())
     scale = _scale(*values)
     maps = "".join(heatmap(a, name, scale, sequential) for name, a in zip(panels, values))
-    return f'<h3>{html.escape(figure["title"])}</h3><div class="maps">{maps}</div>'
+    return (f'<h3>{html.escape(figure["title"])}</h3><div class="maps">{maps}</div>'
+            f'<p class="note">colour scale: {legend("", scale, sequential)}</p>')
 
 
 def _output(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Score files: the JSON Schema, validation, atomic writes; the terminal tables (scores, the worked example's trace)."""
+"""Score files: the JSON Schema, validation, atomic writes; the terminal tables of scores."""
 from __future__ import annotations
 
 import json
@@ -8,16 +8,9 @@ import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
-
-import numpy as np
+from typing import Callable, Iterable, Iterator, Mapping
 
 from .errors import GradeError
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from .trace import Trace
 
 SCHEMA_PATH = Path(__file__).with_name("score.schema.json")
 
@@ -231,51 +224,3 @@ def progress(total: int, console, quiet: bool = False) -> Iterator[Callable[[str
     with Progress(*columns, console=console) as bar:
         task = bar.add_task("grading", total=total)
         yield lambda line: bar.advance(task)
-
-
-def _numbers(row) -> str:
-    return " ".join(f"{v:6.3f}" for v in np.atleast_1d(row))
-
-
-def trace_table(trace: "Trace", console: "Console", title: str) -> None:
-    """Print a :class:`grader.trace.Trace`: each step row by row, yours beside the reference, the rows that
-    differ marked ✗, the first step that differs named with the function responsible for it."""
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
-    first = trace.first_difference
-    console.print(f"[bold]{escape(title)}[/]")
-    for i, step in enumerate(trace.steps):
-        off = set(step.rows_off())
-        verdict = ("[bold red]✗ first difference[/]" if i == first else
-                   "[red]✗[/]" if off else "[green]✓[/]")
-        who = f" · {escape(step.function)}()" if step.function else ""
-        console.print(f"{i + 1}. {escape(step.name)}{who}  {verdict}", soft_wrap=True)
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1))
-        for column in ("token", "yours", "reference", ""):
-            table.add_column(column, no_wrap=True, justify="right" if column == "token" else "left")
-        rows = step.reference if step.reference.ndim > 1 else step.reference[None, :]
-        same_shape = step.yours is not None and step.yours.shape == step.reference.shape
-        for r, ref_row in enumerate(rows):
-            yours = _numbers(step.yours[r]) if same_shape else ""
-            if r == 0 and step.error:
-                yours = escape(step.error)
-            elif r == 0 and step.yours is not None and not same_shape:
-                yours = f"shape {step.yours.shape}, expected {step.reference.shape}"
-            table.add_row(str(r + 1), yours, _numbers(ref_row), "[red]✗[/]" if r in off else "[green]✓[/]")
-        console.print(table)
-    if first is None:
-        console.print("[green]Every step matches the reference.[/]")
-        return
-    step = trace.steps[first]
-    rows = step.rows_off()
-    tokens = f"token{'s' if len(rows) > 1 else ''} {', '.join(str(r + 1) for r in rows)}"
-    if step.error:
-        console.print(f"[red]Stopped at step {first + 1}[/], {escape(step.name)}: {escape(step.error)}", soft_wrap=True)
-    elif step.function:
-        console.print(f"[red]First difference: step {first + 1}[/], {escape(step.name)} ({tokens}). The steps before "
-                      f"it match the reference, so {escape(step.function)}() got the right input and gave a "
-                      f"different output: look there.", soft_wrap=True)
-    else:
-        console.print(f"[red]First difference: step {first + 1}[/], {escape(step.name)} ({tokens}).", soft_wrap=True)

@@ -1,28 +1,58 @@
 """The course's worked example (the-block.txt, "The running example through the block") step by step, for
 `grade trace`: x, LayerNorm(x), the attention weights, a, h = x + a, LayerNorm(h), the MLP's hidden layer, m, y.
 
-Each step is computed by the functions given (yours, in the grader's sandboxed worker) from their own previous
-step, so the first step that differs from the reference names the function at fault: its input was right.
-The reference's values for every case are stored in trace.json by `grade precompute` (no solution code ships).
+Each step is a call on earlier steps' values: ``compute(f, v)`` gives it from the functions ``f`` (yours, in the
+grader's sandboxed worker, or the reference's) and ``v``, the earlier values by key. `grade trace` computes each
+step twice: from the reference's earlier values (so a step that differs judges its own function alone, and two
+faults in two functions show at two steps), and from your own (where your block ends up). The reference's values
+for every case are stored in trace.json by `grade precompute` (no solution code ships).
 
 The cases are the lab's: the example itself, one row scaled by 10 (LayerNorm gives that row the same normalised
 copy, so only the residual stream changes), the last token changed (causal: rows 1 to 4 stay as they were at
-every step), and attention switched off (h = x).
+every step), and attention switched off (h = x); each also with random weights (``random``: two heads, W_o,
+gamma and beta set, d_ff = 16), which check what the toy's W_o = I and default gamma and beta cannot.
 """
 import numpy as np
 
-from public.toy import PARAMS, W_1, W_2, W_k, W_o, W_q, W_v, X
+from public.toy import PARAMS, X
 
 # The last token after --change-last: ␣the = [-0.5, -0.5, -0.5, 1.5] becomes another word.
 CHANGED_LAST = np.array([1.0, -0.5, 0.5, -1.0])
 
+# Random weights for --random (one decimal each, a fixed seed): nothing is the identity, two heads.
+_rng = np.random.default_rng(14)
+_D, _D_FF = X.shape[1], 16
+RANDOM = {**{name: _rng.uniform(-1, 1, (_D, _D)).round(1) for name in ("W_q", "W_k", "W_v", "W_o")},
+          "W_1": _rng.uniform(-1, 1, (_D, _D_FF)).round(1), "W_2": _rng.uniform(-1, 1, (_D_FF, _D)).round(1),
+          **{f"gamma_{i}": 1 + _rng.uniform(-0.5, 0.5, _D).round(1) for i in (1, 2)},
+          **{f"beta_{i}": _rng.uniform(-0.5, 0.5, _D).round(1) for i in (1, 2)}}
+RANDOM_HEADS = 2
+
+# Which course functions each function is meant to call: a step of mlp() or block() that differs while a function
+# it calls differs too may only be carrying that fault.
+CALLS = {"mlp": ("gelu",), "block": ("layernorm", "attention", "mlp")}
+
 
 def cases():
-    """Every case `grade trace` offers: row_x10 (None or a token number 1 to 5), change_last, no_attention."""
+    """Every case `grade trace` offers: row_x10 (None or a token number 1 to 5), change_last, no_attention,
+    random."""
     for row_x10 in (None, *range(1, len(X) + 1)):
         for change_last in (False, True):
             for no_attention in (False, True):
-                yield {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention}
+                for random in (False, True):
+                    yield {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention,
+                           "random": random}
+
+
+def cannot_check(random=False, **case):
+    """What a case cannot check, for `grade trace` to say, or None: ``because`` (its degenerate weights),
+    ``what`` (the parts of the code they hide) and ``tests``, the public tests that check them."""
+    if random:
+        return None
+    return {"because": "W_o = I, gamma = 1, beta = 0 and one head",
+            "what": "W_o, gamma and beta, or how the heads are split and merged",
+            "tests": ["test_gamma_scales_and_beta_shifts", "test_two_heads_scaled_by_sqrt_d_head",
+                      "test_block_two_heads_with_gamma_and_beta"]}
 
 
 def example(row_x10=None, change_last=False):
@@ -35,41 +65,48 @@ def example(row_x10=None, change_last=False):
     return x
 
 
-def attention_weights(attention, u, W_q, W_k):  # (n, d) -> (n, n)
-    """The weights (n, n) that a one-head `attention` puts on u, row i for token i, read off one call's output.
+def attention_weights(attention, u, W_q, W_k):  # (n, d), (d, c), (d, c) -> (n, n)
+    """The weights (n, n) that a one-head `attention` with query and key weights W_q, W_k (d × c: one head of
+    width c) puts on u, row i for token i, read off one call's output.
 
     u is widened with an n×n identity block that the queries and keys ignore and the values copy, so the output's
-    last n columns are the weights; W_q is scaled by sqrt((d + n) / d) so that q k^T / sqrt(d_head) stays the same.
+    last n columns are the weights; W_q is scaled by sqrt((d + n) / c) so that q k^T / sqrt(d_head) stays the same.
     """
     n, d = u.shape
-    width = d + n
+    c, width = np.shape(W_q)[1], d + n
     wide_q, wide_k, wide_v = np.zeros((width, width)), np.zeros((width, width)), np.zeros((width, width))
-    wide_q[:d, :d] = np.asarray(W_q) * np.sqrt(width / d)
-    wide_k[:d, :d] = W_k
+    wide_q[:d, :c] = np.asarray(W_q) * np.sqrt(width / c)
+    wide_k[:d, :c] = W_k
     wide_v[d:, d:] = np.eye(n)
     out = attention(np.hstack([u, np.eye(n)]), wide_q, wide_k, wide_v, np.eye(width))
     return np.asarray(out)[:, d:]
 
 
-def steps(f, row_x10=None, change_last=False, no_attention=False):
-    """Yield (step, the function responsible for it or "", its value) for one case, computed by `f`'s functions
-    (f.layernorm, f.attention, f.gelu, f.mlp, f.block), each from the previous steps' values."""
-    x = example(row_x10, change_last)
-    yield "x", "", x
+def steps(row_x10=None, change_last=False, no_attention=False, random=False):
+    """Yield (key, step, the function responsible for it or "", compute) for one case; ``compute(f, v)`` gives
+    the step's value from the functions f (f.layernorm, f.attention, f.gelu, f.mlp, f.block) and v, the earlier
+    steps' values by key."""
+    p = RANDOM if random else PARAMS
+    # the toy passes no gamma, beta or n_heads: the defaults are what it checks
+    heads = {"n_heads": RANDOM_HEADS} if random else {}
+    ln_1 = {"gamma": p["gamma_1"], "beta": p["beta_1"]} if random else {}
+    ln_2 = {"gamma": p["gamma_2"], "beta": p["beta_2"]} if random else {}
+    yield "x", "x", "", lambda f, v: example(row_x10, change_last)
     if no_attention:
-        h = x
-        yield "h = x (attention off)", "", h
+        yield "h", "h = x (attention off)", "", lambda f, v: v["x"]
     else:
-        u = f.layernorm(x)
-        yield "LayerNorm(x)", "layernorm", u
-        yield "attention weights (row i: token i on tokens 1..5)", "attention", \
-            attention_weights(f.attention, u, W_q, W_k)
-        a = f.attention(u, W_q, W_k, W_v, W_o)
-        yield "a = attention(LayerNorm(x))", "attention", a
-        h = x + a
-        yield "h = x + a", "", h
-    u = f.layernorm(h)
-    yield "LayerNorm(h)", "layernorm", u
-    yield "MLP hidden layer: gelu(LayerNorm(h) @ W_1)", "gelu", f.gelu(u @ W_1)
-    yield "m = mlp(LayerNorm(h))", "mlp", f.mlp(u, W_1, W_2)
-    yield "y = block(x)", "block", f.block(x, PARAMS, use_attention=not no_attention)
+        yield "u", "LayerNorm(x)", "layernorm", lambda f, v: f.layernorm(v["x"], **ln_1)
+        n_heads = heads.get("n_heads", 1)
+        d_head = _D // n_heads
+        for head in range(n_heads):
+            s = slice(head * d_head, (head + 1) * d_head)
+            which = f"head {head + 1}'s " if n_heads > 1 else ""
+            yield f"weights{head + 1}", f"{which}attention weights (row i: token i on tokens 1..5)", "attention", \
+                lambda f, v, s=s: attention_weights(f.attention, v["u"], p["W_q"][:, s], p["W_k"][:, s])
+        yield "a", "a = attention(LayerNorm(x))", "attention", \
+            lambda f, v: f.attention(v["u"], p["W_q"], p["W_k"], p["W_v"], p["W_o"], **heads)
+        yield "h", "h = x + a", "", lambda f, v: v["x"] + v["a"]
+    yield "u2", "LayerNorm(h)", "layernorm", lambda f, v: f.layernorm(v["h"], **ln_2)
+    yield "hidden", "MLP hidden layer: gelu(LayerNorm(h) @ W_1)", "gelu", lambda f, v: f.gelu(v["u2"] @ p["W_1"])
+    yield "m", "m = mlp(LayerNorm(h))", "mlp", lambda f, v: f.mlp(v["u2"], p["W_1"], p["W_2"])
+    yield "y", "y = block(x)", "block", lambda f, v: f.block(v["x"], p, use_attention=not no_attention, **heads)

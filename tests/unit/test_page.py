@@ -13,7 +13,7 @@ import pytest
 from conftest import PROJECT, grade
 from mutants import write_mutant
 
-from grader.page import heatmap
+from grader.page import heatmap, legend
 
 PRINTS = """
 _attention = attention
@@ -121,6 +121,20 @@ def test_heatmap_cells_are_coloured_by_value_and_large_arrays_cut():
     assert cells == [("#3163ad", "-2.000"), ("#ffffff", "0.000"), ("#c0392b", "2.000"), ("#333", "nan")]
     big = heatmap(np.zeros((30, 40)), "big", scale=1.0)
     assert big.count("<tr>") == 12 and "(first 12 × 16 of 30 × 40)" in big
+
+
+def test_the_heat_maps_have_a_colour_scale_with_its_values(pages):
+    page = _Page(pages["linus"].read_text())
+    toy = page.article("✗ test_toy_attention_gives_the_course_a5")
+    assert re.search(r"colour scales: expected and yours -[\d.]+ .* 0 .* yours − expected -[\d.]+ ", toy["text"])
+    assert "colour scale:" in page.article("attention weights on the course's toy")["text"]
+    near = legend("yours − expected", 2e-5)                       # a near miss's scale reads as one
+    swatches = re.findall(r'<span style="background:(#[0-9a-f]+);color:#[0-9a-f]+">([^<]*)</span>', near)
+    assert [value for _, value in swatches] == ["-2e-05", "-1e-05", "0", "1e-05", "2e-05"]
+    cells = dict(re.findall(r'<td style="background:(#[0-9a-f]+);[^>]*>([^<]*)</td>',
+                            heatmap(np.array([[-2e-5, 0.0, 2e-5]]), "d", scale=2e-5)))
+    assert [colour for colour, _ in swatches][::2] == list(cells)    # the cells' own colours at -scale, 0, scale
+    assert list(cells.values()) == ["-2.0e-05", "0", "2.0e-05"]      # not 0.000 three times
 
 
 def _chromium() -> str:

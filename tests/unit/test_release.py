@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 import nbformat
 import pytest
 from conftest import PROJECT
+from mutants import MUTANTS, faulty
 from test_cli import grade
 
 from grader.course import load
@@ -142,6 +143,26 @@ def test_grade_check_works_in_the_release(released, tmp_path):
         shutil.copy(reference, release / "exercises" / reference.name)
     solved = grade("check", cwd=release)
     assert solved.exit_code == 0, solved.output
+
+
+def test_grade_trace_works_in_the_release(released, tmp_path):
+    """From the release alone (no solutions): a layernorm and an mlp fault each named at its own step, and
+    --random, which sees a forgotten W_o the toy cannot."""
+    release = tmp_path / "release"
+    shutil.copytree(released / "release", release)
+    mine = faulty(tmp_path, "me", {"layernorm": MUTANTS["layernorm.ddof1"][1], "block": MUTANTS["mlp.no_gelu"][1],
+                                   "attention": [("np.concatenate(out, axis=-1) @ W_o", "np.concatenate(out, axis=-1)")]})
+    for module in mine.glob("*.py"):
+        shutil.copy(module, release / "exercises" / module.name)
+    toy = grade("trace", cwd=release)
+    text = " ".join(toy.output.split())
+    assert toy.exit_code == 1, toy.output
+    assert "✗ layernorm() differs at steps 2 and 6; its input was the reference's" in text
+    assert "✗ mlp() differs at step 8; its input was the reference's" in text
+    assert "✓ attention()" in text and "this example cannot check W_o" in text
+    random = grade("trace", "--random", cwd=release)
+    assert random.exit_code == 1, random.output
+    assert "✗ attention() differs at step 5; its input was the reference's" in " ".join(random.output.split())
 
 
 def test_a_rerun_replaces_the_release_but_never_a_folder_it_did_not_write(released, tmp_path):

@@ -2,7 +2,10 @@
 the first step that differs names the function at fault, in the sandboxed worker, with no solutions needed."""
 from __future__ import annotations
 
+import ast
+import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -10,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import PROJECT, write_tree
-from mutants import write_mutant
+from mutants import MUTANTS, faulty, write_mutant
 
 sys.path.insert(0, str(PROJECT / "tests"))
 from public import toy  # noqa: E402  (the course's worked numbers)
@@ -18,8 +21,9 @@ from public import toy  # noqa: E402  (the course's worked numbers)
 TRACE = json.loads((PROJECT / "tests" / "public" / "trace.json").read_text())["cases"]
 
 
-def case(row_x10=None, change_last=False, no_attention=False) -> dict[str, np.ndarray]:
-    key = json.dumps({"change_last": change_last, "no_attention": no_attention, "row_x10": row_x10}, sort_keys=True)
+def case(row_x10=None, change_last=False, no_attention=False, random=False) -> dict[str, np.ndarray]:
+    key = json.dumps({"change_last": change_last, "no_attention": no_attention, "random": random, "row_x10": row_x10},
+                     sort_keys=True)
     return {step["name"]: np.array(step["value"]) for step in TRACE[key]}
 
 
@@ -57,36 +61,137 @@ def test_the_reference_matches_at_every_step():
     assert code == 0, output
     assert "Every step matches the reference." in output
     assert "9. y = block(x) · block()  ✓" in output
+    code, output = trace("--path", "solutions", "--random")
+    assert code == 0, output
+    assert "Every step matches the reference." in output and "10. y = block(x) · block()  ✓" in output
+    assert "cannot check" not in output                             # the random case hides nothing it knows of
 
 
-@pytest.mark.parametrize("mistake, options, step, function, tokens", [
-    ("layernorm.ddof1", [], "2, LayerNorm(x)", "layernorm", "tokens 1, 2, 3, 4, 5"),
-    ("attention.no_mask", [], "3, attention weights", "attention", "tokens 1, 2, 3, 4)"),
-    ("attention.mask_leak", ["--change-last"], "3, attention weights", "attention", "tokens 1, 2, 3, 4)"),
-    ("gelu.erf", [], "7, MLP hidden layer", "gelu", "tokens 1, 2, 3, 4, 5"),
-    ("mlp.no_gelu", [], "8, m = mlp", "mlp", "tokens 1, 2, 3, 4, 5"),
-    ("block.post_ln", ["--row-x10", 2], "9, y = block(x)", "block", "tokens 1, 2, 3, 4, 5"),
-    ("block.ignores_use_attention", ["--no-attention"], "6, y = block(x)", "block", "tokens 1, 2, 3, 4, 5"),
+def verdicts(output: str) -> dict[str, str]:
+    """function -> its verdict line after "Function by function", wrapped lines joined."""
+    text = " ".join(output[output.index("Function by function"):].split())
+    found = re.findall(r"([✓✗]) (\w+)\(\)(.*?)(?= [✓✗] \w+\(\)| Your own chain|$)", text)
+    return {name: f"{mark} {name}(){rest}" for mark, name, rest in found}
+
+
+@pytest.mark.parametrize("mistake, options, function, steps", [
+    ("layernorm.ddof1", [], "layernorm", "steps 2 and 6"),
+    ("attention.no_mask", [], "attention", "steps 3 and 4"),
+    ("attention.mask_leak", ["--change-last"], "attention", "steps 3 and 4"),
+    ("gelu.erf", [], "gelu", "step 7"),
+    ("mlp.no_gelu", [], "mlp", "step 8"),
+    ("block.post_ln", ["--row-x10", 2], "block", "step 9"),
+    ("block.ignores_use_attention", ["--no-attention"], "block", "step 6"),
 ])
-def test_the_first_difference_names_the_function_responsible(tmp_path, mistake, options, step, function, tokens):
+def test_the_function_at_fault_is_named_at_its_own_steps(tmp_path, mistake, options, function, steps):
     folder = write_mutant(PROJECT / "solutions", tmp_path / "me", mistake)
     code, output = trace("--path", folder, *options)
     assert code == 1
-    summary = output[output.index("First difference"):].replace("\n", " ")
-    assert summary.startswith(f"First difference: step {step}")
-    assert tokens in summary
-    assert f"so {function}() got the right input and gave a different output" in summary
-    assert output.count("✗ first difference") == 1
+    found = verdicts(output)
+    assert found[function] == (f"✗ {function}() differs at {steps}; its input was the reference's, so look at "
+                               f"{function}().")
+    for other, line in found.items():                              # no other function blamed for its own code
+        assert other == function or line.startswith(f"✓ {other}()") or "which it is meant to call" in line, line
 
 
-def test_code_that_fails_stops_the_trace_with_the_reason(tmp_path):
+def test_two_faults_in_two_functions_both_show_each_at_its_own_step(tmp_path):
+    folder = faulty(tmp_path, "me", {"layernorm": MUTANTS["layernorm.ddof1"][1], "block": MUTANTS["mlp.no_gelu"][1]})
+    code, output = trace("--path", folder)
+    assert code == 1
+    found = verdicts(output)
+    assert found["layernorm"].startswith("✗ layernorm() differs at steps 2 and 6; its input was the reference's")
+    assert found["mlp"].startswith("✗ mlp() differs at step 8; its input was the reference's")   # fed LayerNorm(h)
+    assert found["attention"] == "✓ attention()" and found["gelu"] == "✓ gelu()"
+    assert found["block"] == ("✗ block() differs at step 9; layernorm() and mlp(), which it is meant to call, do "
+                              "not match the reference either: fix them first, then trace again.")
+    assert "2. LayerNorm(x) · layernorm()  ✗ tokens 1, 2, 3, 4, 5" in output
+    assert "4. a = attention(LayerNorm(x)) · attention()  ✓ (your chain ✗: carried from an earlier step)" in output
+    assert "Your own chain first differs at step 2, LayerNorm(x)." in output
+
+
+FORGOTTEN_W_O = {"attention": [("return np.concatenate(out, axis=-1) @ W_o", "return np.concatenate(out, axis=-1)")]}
+GAMMA_1_TWICE = {"block": [('layernorm(h, p.get("gamma_2"), p.get("beta_2"))',
+                            'layernorm(h, p.get("gamma_1"), p.get("beta_1"))')]}
+
+
+@pytest.mark.parametrize("edits, function, steps", [(FORGOTTEN_W_O, "attention", "step 5"),
+                                                    (GAMMA_1_TWICE, "block", "step 10")])
+def test_the_toy_says_what_it_cannot_see_and_random_weights_see_it(tmp_path, edits, function, steps):
+    folder = faulty(tmp_path, "me", edits)
+    code, output = trace("--path", folder)
+    assert code == 0 and "Every step matches the reference." in output        # W_o = I, default gamma and beta
+    note = " ".join(output[output.index("With W_o = I"):].split())
+    assert note.startswith("With W_o = I, gamma = 1, beta = 0 and one head, this example cannot check W_o, gamma "
+                           "and beta, or how the heads are split and merged: `grade trace --random` can")
+    for test in load_trace_module().cannot_check()["tests"]:
+        assert test in note
+    code, output = trace("--path", folder, "--random")
+    assert code == 1
+    assert verdicts(output)[function] == (f"✗ {function}() differs at {steps}; its input was the reference's, so "
+                                          f"look at {function}().")
+    assert "cannot check" not in output
+
+
+def load_trace_module():
+    from public import trace as module
+    return module
+
+
+def test_the_public_tests_the_toy_points_to_exist():
+    names = {node.name for path in (PROJECT / "tests" / "public").glob("test_*.py")
+             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)}
+    tests = load_trace_module().cannot_check()["tests"]
+    assert tests and set(tests) <= names
+
+
+def test_a_near_miss_gets_the_digits_that_show_it(tmp_path):
+    """eps = 1e-6 moves LayerNorm(x) by about 2e-5: beyond the tolerance, the same at 3 decimals."""
+    folder = faulty(tmp_path, "me", {"layernorm": [("eps=1e-5", "eps=1e-6")]})
+    code, output = trace("--path", folder)
+    assert code == 1
+    step = output[output.index("2. LayerNorm(x)"):output.index("3. attention weights")]
+    assert "5 decimals: the difference is smaller than 0.001" in step
+    yours = re.search(r"1  yours (.*) ✗", step).group(1).split()
+    ref = re.search(r"ref (.*)", step).group(1).split()
+    assert yours != ref                                              # the digits shown differ ...
+    assert all(abs(float(a) - float(b)) < 1e-4 for a, b in zip(yours, ref))          # ... by less than 0.001
+    plain = output[output.index("1. x"):output.index("2. LayerNorm(x)")]
+    assert "0.500" in plain and "0.50000" not in plain                # a step that matches keeps 3 decimals
+
+
+def test_a_wide_step_fits_80_columns_and_shows_its_first_differing_column(tmp_path):
+    """The MLP's hidden layer of --random is 16 wide; a GELU that returns x above 3.5 differs only in column 9."""
+    from rich.console import Console
+
+    from grader import course as course_mod, trace as trace_mod, traceview
+
+    gelu = "return 0.5 * x * (1 + np.tanh("
+    folder = faulty(tmp_path, "me", {"gelu": [(gelu, "return np.where(x > 3.5, x, 0) + (x <= 3.5) * 0.5 * x * "
+                                                    "(1 + np.tanh(")]})
+    case = {"row_x10": None, "change_last": False, "no_attention": False, "random": True}
+    result = trace_mod.run(course_mod.load(PROJECT / "course.json"), folder, case)
+    console = Console(width=80, record=True, file=io.StringIO())
+    traceview.trace_table(result, console, "title")
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    hidden = text[text.index("8. MLP hidden layer"):text.index("9. m = mlp")]
+    first, header = hidden.splitlines()[:2]
+    assert first.endswith("✗ tokens 3, 5") and header.split()[:2] == ["token", "9"]    # column 9 is shown
+    assert re.search(r"columns 9 to \d+ of 16 shown \(column 9 is the first that\s+differs\)", hidden)
+
+
+def test_code_that_fails_is_named_with_the_reason_and_the_other_steps_still_run(tmp_path):
     code, output = trace()                                           # the stubs in exercises/
-    assert code == 1 and "Stopped at step 2, LayerNorm(x): layernorm() is not implemented yet" in output
+    assert code == 1
+    assert verdicts(output)["layernorm"].startswith("✗ layernorm() failed at step 2: layernorm() is not implemented yet")
     folder = shutil.copytree(PROJECT / "solutions", tmp_path / "exits")
     (folder / "gelu.py").write_text("import os\n\ndef gelu(x):\n    os._exit(3)\n")
     code, output = trace("--path", folder)
     assert code == 1
-    assert "Stopped at step 7" in output and "do not call sys.exit or os._exit" in output   # the worker died, not us
+    found = verdicts(output)
+    assert found["gelu"].startswith("✗ gelu() failed at step 7:") and "do not call sys.exit or os._exit" in found["gelu"]
+    assert found["layernorm"] == "✓ layernorm()" and found["attention"] == "✓ attention()"   # a fresh worker each
+    assert "which it is meant to call" in found["mlp"]
 
 
 def test_a_students_copy_without_solutions_can_trace(tmp_path):
@@ -99,7 +204,7 @@ def test_a_students_copy_without_solutions_can_trace(tmp_path):
     (root / "course.json").write_text(json.dumps(manifest))
     folder = write_mutant(PROJECT / "solutions", tmp_path / "me", "gelu.erf")
     code, output = trace("--path", folder, cwd=root)
-    assert code == 1 and "First difference: step 7, MLP hidden layer" in output
+    assert code == 1 and verdicts(output)["gelu"].startswith("✗ gelu() differs at step 7;")
 
 
 def test_a_case_without_a_reference_is_a_one_line_error(tmp_path):
