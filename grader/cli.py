@@ -135,7 +135,8 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
               help="With --sandbox process, as root: run student code as USER, who must not be able to read the "
                    "course or write OUT (a container without bubblewrap, e.g. Gradescope's).")
 @click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
-@click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html.")
+@click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html (a regrade "
+              "without --html removes the older page).")
 @course_option
 def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
               assignment: str | None, executor: str, scheduler: str | None, level: str, unsafe: bool,
@@ -219,8 +220,10 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
             err.print(line, markup=False)
         docs, failures = [], []
         if not force:
+            # A requested page is an output too: a student without one is regraded (the page needs the results).
             kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level),
-                                                by_student[job.student].submitted_at, key) for job in job_list) if doc]
+                                                by_student[job.student].submitted_at, key) for job in job_list)
+                    if doc and not (html and not (out_dir / f"{doc['student']}.html").is_file())]
             docs += kept
             unchanged = {doc["student"] for doc in kept}
             job_list = [job for job in job_list if job.student not in unchanged]
@@ -233,11 +236,13 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
                                        course)
                 doc = signature.sign(doc, key)
                 report.write_score(doc, out_dir / f"{graded.job.student}.json")
+                page_path = out_dir / f"{graded.job.student}.html"
                 if html:
                     from . import page
 
-                    report.write_atomic(out_dir / f"{graded.job.student}.html",
-                                        page.render(doc, page.feedback_of(graded.results)))
+                    report.write_atomic(page_path, page.render(doc, page.feedback_of(graded.results)))
+                else:
+                    page_path.unlink(missing_ok=True)    # an older grading's page: never left beside a new score
             except Exception as exc:                     # one bad submission never stops the batch
                 failures.append(graded.job.student)
                 err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
@@ -252,7 +257,8 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
                 done(f"grader error on {graded.job.student}: not graded, not exported ({graded.seconds:.1f} s)")
                 return
             notes = "".join(f"\n  {note}" for note in doc.get("submission_notes", []))
-            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} ({graded.seconds:.1f} s)"
+            blank = " (blank)" if doc.get("blank") else ""
+            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g}{blank} ({graded.seconds:.1f} s)"
                  + notes)
 
         with report.progress(len(job_list), err, quiet) as done:

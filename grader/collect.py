@@ -1,18 +1,21 @@
 """Find the submissions to grade and turn each into a folder of the course's modules, in the grader.
 
-A submission is a student folder (used as it is when it holds a course module), a zip, a notebook or a
-single ``.py`` file; or a student's folder in an nbgrader course (``submitted/<student>/<assignment>/``).
-Notebooks and loose ``.py`` files are converted statically by :mod:`grader.extract`; zips are unpacked by
+A submission is a student folder, a zip, a notebook or a single ``.py`` file; or a student's folder in an
+nbgrader course (``submitted/<student>/<assignment>/``). From a folder or a zip only what grading needs is
+taken, wherever it sits (:mod:`grader.intake` chooses it: the course's modules and the files beside them);
+notebooks and loose ``.py`` files are converted statically by :mod:`grader.extract`; zips are unpacked by
 :mod:`grader.safezip`. Student code is never run here: the runner grades the resulting folder as usual.
 """
 from __future__ import annotations
 
+import ast
+import os
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from . import late
+from . import intake, late
 from .course import Course
 from .errors import GradeError, StudentError
 from .extract import modules_from_cells
@@ -30,6 +33,7 @@ class Submission:
     :param notes: what the grader did with the files (see the score file's ``submission_notes``).
     :param submitted_at: from ``timestamp.txt``, when there is one.
     :param error: set when nothing could be graded (an unreadable zip); the score file's ``error``.
+    :param blank: no exercise function differs from its released stub (see :func:`is_blank`).
     """
 
     student: str
@@ -37,6 +41,7 @@ class Submission:
     notes: tuple[str, ...] = ()
     submitted_at: datetime | None = None
     error: str = ""
+    blank: bool = False
 
 
 def _visible(path: Path) -> bool:
@@ -120,6 +125,76 @@ def _from_folder(course: Course, student: str, folder: Path, work: Path, notes: 
     return _convert(course, scripts, work / "converted" / student, notes)
 
 
+def _stubs(course: Course) -> dict[str, bytes]:
+    """The released stub of each module, by file name (to tell a copy of the stubs from a student's work)."""
+    paths = [course.exercises / f"{m}.py" for m in course.modules]
+    return {p.name: p.read_bytes() for p in paths if p.is_file()}
+
+
+def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> Path:
+    """Copy what grading needs from a student's folder into ``dest``; the copy's folder to grade."""
+    choice = intake.in_folder(folder, course.modules, _stubs(course))
+    notes += choice.notes
+    for rel in choice.files:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        # O_NOFOLLOW: a file the listing saw as regular is never read through a link put there since.
+        with os.fdopen(os.open(folder / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as src, \
+                open(dest / rel, "wb") as out:
+            shutil.copyfileobj(src, out)
+    (dest / choice.root).mkdir(parents=True, exist_ok=True)
+    return dest / choice.root
+
+
+def _take_zip(course: Course, archive: Path, dest: Path, notes: list[str]) -> Path:
+    """Unpack what grading needs from a student's zip into ``dest``; the folder to grade."""
+    choice = intake.in_zip(archive, course.modules, _stubs(course))
+    unzipped = unzip(archive, dest, only=set(choice.files))
+    notes += list(choice.notes) + list(unzipped.notes)
+    (dest / choice.root).mkdir(parents=True, exist_ok=True)
+    return dest / choice.root
+
+
+def _attempted(function: ast.FunctionDef, stub: ast.FunctionDef | None) -> bool:
+    """Whether a function's body is more than its stub's: not ``pass``, ``...`` or ``raise NotImplementedError``."""
+    def body(node: ast.FunctionDef) -> list[str]:
+        statements = node.body
+        if statements and isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant) \
+                and isinstance(statements[0].value.value, str):
+            statements = statements[1:]                  # the docstring
+        return [ast.dump(s) for s in statements]
+
+    placeholders = {ast.dump(s) for s in ast.parse("pass\n...\nraise NotImplementedError\n"
+                                                   "raise NotImplementedError()").body}
+    mine = body(function)
+    return not (set(mine) <= placeholders or (stub is not None and mine == body(stub)))
+
+
+def _functions(source: str) -> dict[str, ast.FunctionDef]:
+    """A module's top-level functions by name (the last definition wins, as when it runs)."""
+    return {n.name: n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def is_blank(course: Course, folder: Path) -> bool:
+    """Whether no exercise function in ``folder`` differs from the released stub (missing, empty or the stub's
+    ``raise NotImplementedError``). Read statically: nothing is run."""
+    for module in course.modules:
+        path, stub_path = folder / f"{module}.py", course.exercises / f"{module}.py"
+        if not path.is_file():
+            continue
+        try:
+            mine = _functions(path.read_text(encoding="utf-8-sig"))
+        except (Exception, RecursionError):              # broken or unreadable code is an attempt, not a blank
+            return False
+        try:
+            stubs = _functions(stub_path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            stubs = {}
+        if any(_attempted(mine[f], stubs.get(f)) for f in course.functions if course.functions[f] == module
+               and f in mine):
+            return False
+    return True
+
+
 def _timestamp(folder: Path, notes: list[str]) -> datetime | None:
     try:
         return late.read_timestamp(folder)
@@ -137,14 +212,15 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     notes: list[str] = []
     submitted_at, error = None, ""
     try:
-        if path.is_dir():
-            if notebook is not None:                     # nbgrader wrote it; in a student's own files it is
-                submitted_at = _timestamp(path, notes)   # whatever the student wrote, so it is not read there
+        if path.is_dir() and notebook is not None:      # nbgrader wrote it; in a student's own files it is
+            submitted_at = _timestamp(path, notes)       # whatever the student wrote, so it is not read there
             folder = _from_folder(course, student, path, work, notes, notebook)
+        elif path.is_dir():
+            folder = _from_folder(course, student, _take_folder(course, path, work / "taken" / student, notes),
+                                  work, notes)
         elif path.suffix == ".zip":
-            unzipped = unzip(path, work / "unzipped" / student)
-            notes += unzipped.notes
-            folder = _from_folder(course, student, unzipped.folder, work, notes, notebook)
+            folder = _from_folder(course, student, _take_zip(course, path, work / "unzipped" / student, notes),
+                                  work, notes, notebook)
         else:
             notes.append(f"graded the {'code cells' if path.suffix == '.ipynb' else 'functions'} of {path.name}")
             folder = _convert(course, [path], work / "converted" / student, notes)
@@ -156,7 +232,10 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
         error = f"the submission could not be read: {type(err).__name__}"
         folder = work / "empty" / student
         folder.mkdir(parents=True, exist_ok=True)
-    return Submission(student, folder, tuple(notes), submitted_at, error)
+    blank = not error and is_blank(course, folder)
+    if blank:
+        notes.append("blank: every exercise function is missing or still the released stub")
+    return Submission(student, folder, tuple(notes), submitted_at, error, blank)
 
 
 SUFFIXES = (".zip", ".ipynb", ".py")
@@ -233,6 +312,8 @@ def annotate(doc: dict, submission: Submission, course: Course) -> dict:
         doc["error"] = submission.error
     if submission.notes:
         doc["submission_notes"] = list(submission.notes)
+    if submission.blank:
+        doc["blank"] = True
     if course.due and submission.submitted_at:
         doc = late.apply(doc, submission.submitted_at, course.due, course.late_policy)
     return doc
