@@ -59,8 +59,9 @@ def main() -> None:
 @main.command()
 @click.argument("problems", nargs=-1)
 @course_option
-@click.option("--path", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder with your modules (default: the course's exercises/ folder).")
+@click.option("--path", type=click.Path(path_type=Path), default=None,
+              help="Folder with your modules (default: the course's exercises/ folder), or your hand-in: a .zip "
+                   "(grade pack writes one) or a notebook, read as grade autograde reads it.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the result as a score file (JSON).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -75,19 +76,21 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check layernorm gelu    # just these problems
       grade check --json me.json    # also write the result
       grade check --html me.html    # also write a feedback page
+      grade check --path hand-in.zip   # your hand-in, as it will be graded
     Exits 0 only when every test passes.
     """
     from . import course as course_mod, sandbox
 
     course = course_mod.load(course_path)
     folder = path or course.exercises
-    if not folder.is_dir():
-        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
+    if not folder.exists():
+        raise GradeError(f"{folder}: not found (pass --path with your modules' folder or your hand-in)")
     for name in problems:
         course.problem(name)
     warning = _foreign_code_warning(folder) if path is not None else None
     if warning:
         click.echo(warning, err=True)
+    folder = _as_graded(course, folder)
     # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
     # its interpreter imports numpy while this one imports pytest and collects the suites.
     worker = sandbox.started_worker(folder, course.limits, sandbox.PROCESS, modules=course.modules,
@@ -113,6 +116,40 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 
         report.write_atomic(html_path, page.render(doc, page.feedback_of(result.results)))
     sys.exit(ExitStatus.OK if doc["score"] == doc["max_score"] else ExitStatus.FAILED)
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True, path_type=Path), required=False)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The hand-in to write (default: hand-in.zip; for a notebook, the notebook itself).")
+@course_option
+def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
+    """Write your hand-in and read it back as grade autograde will: what will be graded, what is left out.
+
+    \b
+    SOURCE is the folder with your modules (default: the course's exercises/) or your notebook (.ipynb).
+    From a folder, the hand-in is a zip of your modules and the small files beside them.
+    Examples:
+      grade pack                          # exercises/ -> hand-in.zip
+      grade pack --out ada.zip
+      grade pack the-block.ipynb
+    Then check it as it will be graded: grade check --path hand-in.zip
+    Exits 0 when every module is there and not the released stub.
+    """
+    from . import course as course_mod, handin
+
+    course = course_mod.load(course_path)
+    packed = handin.pack(course, source or course.exercises, out)
+    for note in packed.notes:
+        click.echo(f"note: {note}")
+    if packed.error:
+        click.echo(f"{packed.path}: cannot be graded: {packed.error}", err=True)
+    else:
+        click.echo(f"{packed.path}: will be graded from {', '.join(packed.modules) or 'no course module'}"
+                   + (f"; missing {', '.join(packed.missing)}" if packed.missing else ""))
+    if packed.ready:
+        click.echo(f"check it as it will be graded: grade check --path {packed.path}")
+    sys.exit(ExitStatus.OK if packed.ready else ExitStatus.FAILED)
 
 
 @main.command()
@@ -282,6 +319,25 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
                   "command again to regrade them", markup=False)
         return ExitStatus.GRADER_ERROR
     return ExitStatus.OK
+
+
+def _as_graded(course, path: Path) -> Path:
+    """The folder autograde would grade for ``path`` (a folder, .zip, .ipynb or .py), in a temporary folder removed
+    when the command ends; its notes (what was left out, and why) are printed. Hand-in and check read alike."""
+    import tempfile
+
+    from . import collect
+
+    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
+    if path.is_file() and path.suffix not in collect.SUFFIXES:
+        raise GradeError(f"{path}: not a folder, .zip, .ipynb or .py")
+    submission = collect.one(course, "you", path, work)
+    for note in submission.notes:
+        click.echo(f"note: {note}", err=True)
+    if submission.error:
+        raise GradeError(f"{path}: {submission.error}")
+    return submission.folder
 
 
 def _foreign_code_warning(folder: Path, euid: int | None = None) -> str | None:

@@ -8,7 +8,6 @@ notebooks and loose ``.py`` files are converted statically by :mod:`grader.extra
 """
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ class Submission:
     :param notes: what the grader did with the files (see the score file's ``submission_notes``).
     :param submitted_at: from ``timestamp.txt``, when there is one.
     :param error: set when nothing could be graded (an unreadable zip); the score file's ``error``.
-    :param blank: no exercise function differs from its released stub (see :func:`is_blank`).
+    :param blank: no exercise function is more than the released stub's placeholder (see :func:`is_blank`).
     """
 
     student: str
@@ -125,15 +124,9 @@ def _from_folder(course: Course, student: str, folder: Path, work: Path, notes: 
     return _convert(course, scripts, work / "converted" / student, notes)
 
 
-def _stubs(course: Course) -> dict[str, bytes]:
-    """The released stub of each module, by file name (to tell a copy of the stubs from a student's work)."""
-    paths = [course.exercises / f"{m}.py" for m in course.modules]
-    return {p.name: p.read_bytes() for p in paths if p.is_file()}
-
-
 def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> Path:
     """Copy what grading needs from a student's folder into ``dest``; the copy's folder to grade."""
-    choice = intake.in_folder(folder, course.modules, _stubs(course))
+    choice = intake.in_folder(folder, course.functions)
     notes += choice.notes
     for rel in choice.files:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -147,50 +140,23 @@ def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> 
 
 def _take_zip(course: Course, archive: Path, dest: Path, notes: list[str]) -> Path:
     """Unpack what grading needs from a student's zip into ``dest``; the folder to grade."""
-    choice = intake.in_zip(archive, course.modules, _stubs(course))
+    choice = intake.in_zip(archive, course.functions)
     unzipped = unzip(archive, dest, only=set(choice.files))
     notes += list(choice.notes) + list(unzipped.notes)
     (dest / choice.root).mkdir(parents=True, exist_ok=True)
     return dest / choice.root
 
 
-def _attempted(function: ast.FunctionDef, stub: ast.FunctionDef | None) -> bool:
-    """Whether a function's body is more than its stub's: not ``pass``, ``...`` or ``raise NotImplementedError``."""
-    def body(node: ast.FunctionDef) -> list[str]:
-        statements = node.body
-        if statements and isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant) \
-                and isinstance(statements[0].value.value, str):
-            statements = statements[1:]                  # the docstring
-        return [ast.dump(s) for s in statements]
-
-    placeholders = {ast.dump(s) for s in ast.parse("pass\n...\nraise NotImplementedError\n"
-                                                   "raise NotImplementedError()").body}
-    mine = body(function)
-    return not (set(mine) <= placeholders or (stub is not None and mine == body(stub)))
-
-
-def _functions(source: str) -> dict[str, ast.FunctionDef]:
-    """A module's top-level functions by name (the last definition wins, as when it runs)."""
-    return {n.name: n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
 def is_blank(course: Course, folder: Path) -> bool:
-    """Whether no exercise function in ``folder`` differs from the released stub (missing, empty or the stub's
-    ``raise NotImplementedError``). Read statically: nothing is run."""
+    """Whether no exercise function in ``folder`` is more than a placeholder (every module missing, empty or still
+    the released stub: see :func:`grader.intake.untouched`). Read statically: nothing is run."""
     for module in course.modules:
-        path, stub_path = folder / f"{module}.py", course.exercises / f"{module}.py"
-        if not path.is_file():
-            continue
+        path = folder / f"{module}.py"
         try:
-            mine = _functions(path.read_text(encoding="utf-8-sig"))
-        except (Exception, RecursionError):              # broken or unreadable code is an attempt, not a blank
+            source = path.read_bytes() if path.is_file() else b""
+        except OSError:                                  # unreadable: graded (and failed) as it is, not blank
             return False
-        try:
-            stubs = _functions(stub_path.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError):
-            stubs = {}
-        if any(_attempted(mine[f], stubs.get(f)) for f in course.functions if course.functions[f] == module
-               and f in mine):
+        if not intake.untouched(source, [f for f, m in course.functions.items() if m == module]):
             return False
     return True
 

@@ -2,12 +2,13 @@
 
 Students hand in whatever they zipped: a whole release folder (exercises/, tests/, grader/, a .venv), a single
 nested folder, loose files, a stray .git/ or a large data file. Only names and sizes (and, to tell a student's
-folder from a copy of the released stubs, the modules' bytes) are read here; nothing is unpacked or run. The
-rest is left out with a note that says what and why; a submission is refused only when its modules themselves
-do not fit the caps, and then the message says which cap and by how much.
+folder from a copy of the released stubs, the modules' source, parsed, never run) are read here; nothing is
+unpacked. The rest is left out with a note that says what and why; a submission is refused only when its modules
+themselves do not fit the caps, and then the message says which cap and by how much.
 """
 from __future__ import annotations
 
+import ast
 import os
 import stat
 import zipfile
@@ -80,7 +81,7 @@ def choose(files: Sequence[File], modules: Sequence[str], is_stub: Callable[[Pur
     else ``.py`` files (the grader converts those). Its own modules (or notebooks, or .py files) are always taken;
     the other files under it (data they read, helper modules) are taken smallest first within the caps.
 
-    :param is_stub: whether the file at this path is byte for byte the released stub of its module.
+    :param is_stub: whether the module at this path is still the released stub (see :func:`untouched`).
     :raises StudentError: ``too_large`` when the folder's modules alone exceed ``max_files`` or ``max_bytes``.
     """
     files, hidden = _not_code(files)
@@ -105,10 +106,10 @@ def choose(files: Sequence[File], modules: Sequence[str], is_stub: Callable[[Pur
                                         f"the limit of {_mib(max_bytes)} a submission may send to the grader")
     taken, too_big, too_many = list(required), [], []
     for f in sorted(set(mine) - set(required), key=lambda f: (f.size, f.path)):
-        if len(taken) >= max_files:
-            too_many.append(f)
-        elif size + f.size > max_bytes:
+        if size + f.size > max_bytes:
             too_big.append(f)
+        elif len(taken) >= max_files:
+            too_many.append(f)
         else:
             taken.append(f)
             size += f.size
@@ -116,7 +117,8 @@ def choose(files: Sequence[File], modules: Sequence[str], is_stub: Callable[[Pur
     if inner:
         notes.append(f"left out {_listed(inner)}: over the cap of {_mib(max_bytes)} on the files graded")
     if too_many:
-        notes.append(f"left out {len(too_many)} more files (the largest): over the cap of {max_files} files graded")
+        notes.append(f"left out {_listed([f.path.relative_to(root).as_posix() for f in too_many])}: over the cap "
+                     f"of {max_files} files graded")
     return Choice(root, tuple(sorted(f.path for f in taken)), tuple(notes))
 
 
@@ -144,9 +146,10 @@ def _root(files: Sequence[File], modules: set[str], is_stub: Callable[[PurePosix
         root, others = ranked[0], ranked[1:]
         why = f"graded the course's modules in {root.as_posix()}/"
         if others:
-            runner_up = others[0]
-            reason = ("the others are the released stubs" if own[root] and not own[runner_up] else
-                      "it holds the most modules changed from the released stubs" if own[root] > own[runner_up] else
+            runner_up, stubs = others[0], any(own[d] < len(found[d]) for d in found)
+            reason = ("the others are the released stubs" if stubs and own[root] and not own[runner_up] else
+                      "it holds the most modules changed from the released stubs" if stubs and own[root] > own[
+                          runner_up] else
                       "it holds the most of them" if len(found[root]) > len(found[runner_up]) else
                       "the folder nearest the top")
             why += f", not those in {_listed([d.as_posix() + '/' for d in others])}: {reason}"
@@ -160,17 +163,17 @@ def _root(files: Sequence[File], modules: set[str], is_stub: Callable[[PurePosix
     return TOP, set(), ""
 
 
-def in_folder(folder: Path, modules: Sequence[str], stubs: Mapping[str, bytes]) -> Choice:
-    """:func:`choose` for a student's folder. ``stubs``: each module's released stub, by file name."""
+def in_folder(folder: Path, functions: Mapping[str, str]) -> Choice:
+    """:func:`choose` for a student's folder. ``functions``: each exercise function -> its module."""
     def read(path: PurePosixPath, limit: int) -> bytes:
         with open(folder / path, "rb") as f:
             return f.read(limit)
 
-    return choose(folder_files(folder), modules, stub_check(stubs, read))
+    return choose(folder_files(folder), sorted(set(functions.values())), stub_check(functions, read))
 
 
-def in_zip(archive: Path, modules: Sequence[str], stubs: Mapping[str, bytes]) -> Choice:
-    """:func:`choose` for a student's zip, from its listing (and its modules' first bytes, for ``stubs``).
+def in_zip(archive: Path, functions: Mapping[str, str]) -> Choice:
+    """:func:`choose` for a student's zip, from its listing (and its modules' source, for :func:`untouched`).
 
     :raises StudentError: ``bad_zip`` when it is not a readable zip.
     """
@@ -182,7 +185,7 @@ def in_zip(archive: Path, modules: Sequence[str], stubs: Mapping[str, bytes]) ->
                 with zf.open(entries[path]) as f:
                     return f.read(limit)
 
-            return choose(zip_files(zf), modules, stub_check(stubs, read))
+            return choose(zip_files(zf), sorted(set(functions.values())), stub_check(functions, read))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, OSError, ValueError) as err:
         raise StudentError("bad_zip", f"{archive.name}: not a readable zip ({err})") from None
 
@@ -224,13 +227,41 @@ def zip_files(archive: zipfile.ZipFile) -> list[File]:
     return found
 
 
-def stub_check(stubs: Mapping[str, bytes], read: Callable[[PurePosixPath, int], bytes]
+MAX_PARSED = 1 << 20        # bytes of a module read to tell whether it is a stub; a larger one is an attempt
+
+
+def stub_check(functions: Mapping[str, str], read: Callable[[PurePosixPath, int], bytes]
                ) -> Callable[[PurePosixPath], bool]:
-    """``is_stub`` for :func:`choose`: the file's bytes are its module's released stub (``stubs``: name -> bytes)."""
+    """``is_stub`` for :func:`choose`: the module at that path is :func:`untouched`."""
     def is_stub(path: PurePosixPath) -> bool:
-        stub = stubs.get(path.name)
         try:
-            return stub is not None and read(path, len(stub) + 1) == stub
+            source = read(path, MAX_PARSED + 1)
         except (OSError, zipfile.BadZipFile, RuntimeError, ValueError, EOFError):
             return False
+        own = [f for f, m in functions.items() if f"{m}.py" == path.name]
+        return len(source) <= MAX_PARSED and untouched(source, own)
     return is_stub
+
+
+PLACEHOLDERS = {ast.dump(s) for s in ast.parse("pass\n...\nraise NotImplementedError\nraise NotImplementedError()").body}
+
+
+def untouched(source: str | bytes, functions: Iterable[str]) -> bool:
+    """Whether a module's source defines none of ``functions`` beyond a placeholder: each is missing, or its body
+    (its docstring aside) is only ``pass``, ``...`` or ``raise NotImplementedError``, as the released stubs are.
+    Parsed, never run; code that does not parse is an attempt."""
+    try:
+        tree = ast.parse(source)
+    except (Exception, RecursionError):                  # SyntaxError, MemoryError, a nesting too deep
+        return False
+    defined = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for name in functions:
+        if name not in defined:
+            continue
+        body = defined[name].body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]                              # the docstring
+        if not {ast.dump(s) for s in body} <= PLACEHOLDERS:
+            return False
+    return True
