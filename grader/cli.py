@@ -84,7 +84,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
     course = course_mod.load(course_path)
     folder = path or course.exercises
     if not folder.exists():
-        raise GradeError(f"{folder}: not found (pass --path with your modules' folder or your hand-in)")
+        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder, or your hand-in)")
     for name in problems:
         course.problem(name)
     warning = _foreign_code_warning(folder) if path is not None else None
