@@ -144,29 +144,39 @@ def _root(files: Sequence[File], modules: set[str], is_stub: Callable[[PurePosix
         own = {folder: sum(not is_stub(p) for p in paths) for folder, paths in found.items()}
         ranked = sorted(found, key=lambda d: (-own[d], -len(found[d]), len(d.parts), d.as_posix()))
         root, others = ranked[0], ranked[1:]
-        why = f"graded the course's modules in {root.as_posix()}/"
+        why = f"graded the course's modules in {_where(root)}"
         if others:
-            runner_up, stubs = others[0], any(own[d] < len(found[d]) for d in found)
-            reason = ("the others are the released stubs" if stubs and own[root] and not own[runner_up] else
-                      "it holds the most modules changed from the released stubs" if stubs and own[root] > own[
-                          runner_up] else
-                      "it holds the most of them" if len(found[root]) > len(found[runner_up]) else
-                      "the folder nearest the top")
-            why += f", not those in {_listed([d.as_posix() + '/' for d in others])}: {reason}"
+            why += f", not those in {_listed([_where(d) for d in others])}: {_reason(root, others[0], found, own)}"
         return root, {p.name for p in found[root]}, why if root != TOP or others else ""
     for suffix, kind in ((".ipynb", "notebooks"), (".py", ".py files")):
         folders = {f.path.parent for f in files if f.path.suffix == suffix}
         if folders:
             root = min(folders, key=lambda d: (len(d.parts), d.as_posix()))
-            why = f"graded the {kind} in {root.as_posix()}/" if root != TOP else ""
+            why = f"graded the {kind} in {_where(root)}" if root != TOP else ""
             return root, {f.path.name for f in files if f.path.parent == root and f.path.suffix == suffix}, why
     return TOP, set(), ""
+
+
+def _where(folder: PurePosixPath) -> str:
+    return "the top folder" if folder == TOP else f"{folder.as_posix()}/"
+
+
+def _reason(root: PurePosixPath, runner_up: PurePosixPath, found: Mapping[PurePosixPath, list],
+            own: Mapping[PurePosixPath, int]) -> str:
+    """Why ``root`` was graded rather than ``runner_up``, in the order :func:`_root` ranks them."""
+    stubs = any(own[d] < len(found[d]) for d in found)
+    if stubs and own[root] > own[runner_up]:
+        return "the others are the released stubs" if not own[runner_up] else \
+            "it holds the most modules changed from the released stubs"
+    if len(found[root]) > len(found[runner_up]):
+        return "it holds the most of them"
+    return "it is the nearest the top" if len(root.parts) < len(runner_up.parts) else "it comes first by name"
 
 
 def in_folder(folder: Path, functions: Mapping[str, str]) -> Choice:
     """:func:`choose` for a student's folder. ``functions``: each exercise function -> its module."""
     def read(path: PurePosixPath, limit: int) -> bytes:
-        with open(folder / path, "rb") as f:
+        with os.fdopen(os.open(folder / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as f:
             return f.read(limit)
 
     return choose(folder_files(folder), sorted(set(functions.values())), stub_check(functions, read))
