@@ -61,8 +61,9 @@ def main() -> None:
 @main.command()
 @click.argument("problems", nargs=-1)
 @course_option
-@click.option("--path", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder with your modules (default: the course's exercises/ folder).")
+@click.option("--path", type=click.Path(path_type=Path), default=None,
+              help="Folder with your modules (default: the course's exercises/ folder), or your hand-in: a .zip "
+                   "(grade pack writes one) or a notebook, read as grade autograde reads it.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the result as a score file (JSON).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -77,19 +78,21 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check layernorm gelu    # just these problems
       grade check --json me.json    # also write the result
       grade check --html me.html    # also write a feedback page
+      grade check --path hand-in.zip   # your hand-in, as it will be graded
     Exits 0 only when every test passes.
     """
     from . import checking, course as course_mod
 
     course = course_mod.load(course_path)
     folder = path or course.exercises
-    if not folder.is_dir():
-        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
+    if not folder.exists():
+        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder, or your hand-in)")
     for name in problems:
         course.problem(name)
     warning = _foreign_code_warning(folder) if path is not None else None
     if warning:
         click.echo(warning, err=True)
+    folder = _as_graded(course, folder)
     checked = checking.check(course, folder, problems)
     from . import report                                 # after: it imports numpy, the worker starts first
 
@@ -101,6 +104,40 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
 
         report.write_atomic(html_path, page.render(checked.doc, page.feedback_of(checked.results)))
     sys.exit(ExitStatus.OK if checked.ok else ExitStatus.FAILED)
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True, path_type=Path), required=False)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The hand-in to write (default: hand-in.zip; for a notebook, the notebook itself).")
+@course_option
+def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
+    """Write your hand-in and read it back as grade autograde will: what will be graded, what is left out.
+
+    \b
+    SOURCE is the folder with your modules (default: the course's exercises/) or your notebook (.ipynb).
+    From a folder, the hand-in is a zip of your modules and the small files beside them.
+    Examples:
+      grade pack                          # exercises/ -> hand-in.zip
+      grade pack --out ada.zip
+      grade pack the-block.ipynb
+    Then check it as it will be graded: grade check --path hand-in.zip
+    Exits 0 when every module is there and not the released stub.
+    """
+    from . import course as course_mod, handin
+
+    course = course_mod.load(course_path)
+    packed = handin.pack(course, source or course.exercises, out)
+    for note in packed.notes:
+        click.echo(f"note: {note}")
+    if packed.error:
+        click.echo(f"{packed.path}: cannot be graded: {packed.error}", err=True)
+    else:
+        click.echo(f"{packed.path}: will be graded from {', '.join(packed.modules) or 'no course module'}"
+                   + (f"; missing {', '.join(packed.missing)}" if packed.missing else ""))
+    if packed.ready:
+        click.echo(f"check it as it will be graded: grade check --path {packed.path}")
+    sys.exit(ExitStatus.OK if packed.ready else ExitStatus.FAILED)
 
 
 @main.command()
@@ -123,7 +160,8 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
               help="With --sandbox process, as root: run student code as USER, who must not be able to read the "
                    "course or write OUT (a container without bubblewrap, e.g. Gradescope's).")
 @click.option("--force", is_flag=True, help="Regrade submissions whose score file is up to date.")
-@click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html.")
+@click.option("--html", "html", is_flag=True, help="Also write a feedback page, OUT/<student>.html (a regrade "
+              "without --html removes the older page).")
 @course_option
 def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
               assignment: str | None, executor: str, scheduler: str | None, level: str, unsafe: bool,
@@ -207,8 +245,10 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
             err.print(line, markup=False)
         docs, failures = [], []
         if not force:
+            # A requested page is an output too: a student without one is regraded (the page needs the results).
             kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level),
-                                                by_student[job.student].submitted_at, key) for job in job_list) if doc]
+                                                by_student[job.student].submitted_at, key) for job in job_list)
+                    if doc and not (html and not (out_dir / f"{doc['student']}.html").is_file())]
             docs += kept
             unchanged = {doc["student"] for doc in kept}
             job_list = [job for job in job_list if job.student not in unchanged]
@@ -221,11 +261,13 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
                                        course)
                 doc = signature.sign(doc, key)
                 report.write_score(doc, out_dir / f"{graded.job.student}.json")
+                page_path = out_dir / f"{graded.job.student}.html"
                 if html:
                     from . import page
 
-                    report.write_atomic(out_dir / f"{graded.job.student}.html",
-                                        page.render(doc, page.feedback_of(graded.results)))
+                    report.write_atomic(page_path, page.render(doc, page.feedback_of(graded.results)))
+                else:
+                    page_path.unlink(missing_ok=True)    # an older grading's page: never left beside a new score
             except Exception as exc:                     # one bad submission never stops the batch
                 failures.append(graded.job.student)
                 err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
@@ -240,7 +282,8 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
                 done(f"grader error on {graded.job.student}: not graded, not exported ({graded.seconds:.1f} s)")
                 return
             notes = "".join(f"\n  {note}" for note in doc.get("submission_notes", []))
-            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g} ({graded.seconds:.1f} s)"
+            blank = " (blank)" if doc.get("blank") else ""
+            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g}{blank} ({graded.seconds:.1f} s)"
                  + notes)
 
         with report.progress(len(job_list), err, quiet) as done:
@@ -264,6 +307,25 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
                   "command again to regrade them", markup=False)
         return ExitStatus.GRADER_ERROR
     return ExitStatus.OK
+
+
+def _as_graded(course, path: Path) -> Path:
+    """The folder autograde would grade for ``path`` (a folder, .zip, .ipynb or .py), in a temporary folder removed
+    when the command ends; its notes (what was left out, and why) are printed. Hand-in and check read alike."""
+    import tempfile
+
+    from . import collect
+
+    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
+    if path.is_file() and path.suffix not in collect.SUFFIXES:
+        raise GradeError(f"{path}: not a folder, .zip, .ipynb or .py")
+    submission = collect.one(course, "you", path, work)
+    for note in submission.notes:
+        click.echo(f"note: {note}", err=True)
+    if submission.error:
+        raise GradeError(f"{path}: {submission.error}")
+    return submission.folder
 
 
 def _foreign_code_warning(folder: Path, euid: int | None = None) -> str | None:

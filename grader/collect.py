@@ -1,18 +1,20 @@
 """Find the submissions to grade and turn each into a folder of the course's modules, in the grader.
 
-A submission is a student folder (used as it is when it holds a course module), a zip, a notebook or a
-single ``.py`` file; or a student's folder in an nbgrader course (``submitted/<student>/<assignment>/``).
-Notebooks and loose ``.py`` files are converted statically by :mod:`grader.extract`; zips are unpacked by
+A submission is a student folder, a zip, a notebook or a single ``.py`` file; or a student's folder in an
+nbgrader course (``submitted/<student>/<assignment>/``). From a folder or a zip only what grading needs is
+taken, wherever it sits (:mod:`grader.intake` chooses it: the course's modules and the files beside them);
+notebooks and loose ``.py`` files are converted statically by :mod:`grader.extract`; zips are unpacked by
 :mod:`grader.safezip`. Student code is never run here: the runner grades the resulting folder as usual.
 """
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from . import late
+from . import intake, late
 from .course import Course
 from .errors import GradeError, StudentError
 from .extract import modules_from_cells
@@ -30,6 +32,7 @@ class Submission:
     :param notes: what the grader did with the files (see the score file's ``submission_notes``).
     :param submitted_at: from ``timestamp.txt``, when there is one.
     :param error: set when nothing could be graded (an unreadable zip); the score file's ``error``.
+    :param blank: no exercise function is more than the released stub's placeholder (see :func:`is_blank`).
     """
 
     student: str
@@ -37,6 +40,7 @@ class Submission:
     notes: tuple[str, ...] = ()
     submitted_at: datetime | None = None
     error: str = ""
+    blank: bool = False
 
 
 def _visible(path: Path) -> bool:
@@ -120,6 +124,43 @@ def _from_folder(course: Course, student: str, folder: Path, work: Path, notes: 
     return _convert(course, scripts, work / "converted" / student, notes)
 
 
+def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> Path:
+    """Copy what grading needs from a student's folder into ``dest``; the copy's folder to grade."""
+    choice = intake.in_folder(folder, course.functions)
+    notes += choice.notes
+    for rel in choice.files:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        # O_NOFOLLOW: a file the listing saw as regular is never read through a link put there since.
+        with os.fdopen(os.open(folder / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as src, \
+                open(dest / rel, "wb") as out:
+            shutil.copyfileobj(src, out)
+    (dest / choice.root).mkdir(parents=True, exist_ok=True)
+    return dest / choice.root
+
+
+def _take_zip(course: Course, archive: Path, dest: Path, notes: list[str]) -> Path:
+    """Unpack what grading needs from a student's zip into ``dest``; the folder to grade."""
+    choice = intake.in_zip(archive, course.functions)
+    unzipped = unzip(archive, dest, only=set(choice.files))
+    notes += list(choice.notes) + list(unzipped.notes)
+    (dest / choice.root).mkdir(parents=True, exist_ok=True)
+    return dest / choice.root
+
+
+def is_blank(course: Course, folder: Path) -> bool:
+    """Whether no exercise function in ``folder`` is more than a placeholder (every module missing, empty or still
+    the released stub: see :func:`grader.intake.untouched`). Read statically: nothing is run."""
+    for module in course.modules:
+        path = folder / f"{module}.py"
+        try:
+            source = path.read_bytes() if path.is_file() else b""
+        except OSError:                                  # unreadable: graded (and failed) as it is, not blank
+            return False
+        if not intake.untouched(source, [f for f, m in course.functions.items() if m == module]):
+            return False
+    return True
+
+
 def _timestamp(folder: Path, notes: list[str]) -> datetime | None:
     try:
         return late.read_timestamp(folder)
@@ -137,14 +178,15 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     notes: list[str] = []
     submitted_at, error = None, ""
     try:
-        if path.is_dir():
-            if notebook is not None:                     # nbgrader wrote it; in a student's own files it is
-                submitted_at = _timestamp(path, notes)   # whatever the student wrote, so it is not read there
+        if path.is_dir() and notebook is not None:      # nbgrader wrote it; in a student's own files it is
+            submitted_at = _timestamp(path, notes)       # whatever the student wrote, so it is not read there
             folder = _from_folder(course, student, path, work, notes, notebook)
+        elif path.is_dir():
+            folder = _from_folder(course, student, _take_folder(course, path, work / "taken" / student, notes),
+                                  work, notes)
         elif path.suffix == ".zip":
-            unzipped = unzip(path, work / "unzipped" / student)
-            notes += unzipped.notes
-            folder = _from_folder(course, student, unzipped.folder, work, notes, notebook)
+            folder = _from_folder(course, student, _take_zip(course, path, work / "unzipped" / student, notes),
+                                  work, notes, notebook)
         else:
             notes.append(f"graded the {'code cells' if path.suffix == '.ipynb' else 'functions'} of {path.name}")
             folder = _convert(course, [path], work / "converted" / student, notes)
@@ -156,7 +198,10 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
         error = f"the submission could not be read: {type(err).__name__}"
         folder = work / "empty" / student
         folder.mkdir(parents=True, exist_ok=True)
-    return Submission(student, folder, tuple(notes), submitted_at, error)
+    blank = not error and is_blank(course, folder)
+    if blank:
+        notes.append("blank: every exercise function is missing or still the released stub")
+    return Submission(student, folder, tuple(notes), submitted_at, error, blank)
 
 
 SUFFIXES = (".zip", ".ipynb", ".py")
@@ -233,6 +278,8 @@ def annotate(doc: dict, submission: Submission, course: Course) -> dict:
         doc["error"] = submission.error
     if submission.notes:
         doc["submission_notes"] = list(submission.notes)
+    if submission.blank:
+        doc["blank"] = True
     if course.due and submission.submitted_at:
         doc = late.apply(doc, submission.submitted_at, course.due, course.late_policy)
     return doc

@@ -169,9 +169,19 @@ def render(doc: dict, feedback: Mapping[tuple[str, str], Mapping]) -> str:
             f'</strong></p><div class="bar"><div style="width:{100 * share:.1f}%"></div></div>'
             f'<table class="scores"><tr><th>problem</th><th>tests passed</th><th>points</th></tr>{rows}'
             f'<tr><th>total</th><th></th><th>{_points(doc["score"])}/{_points(doc["max_score"])}</th></tr></table>'
+            + _intake(doc)
             + "".join(sections)
             + f'<p class="note">Graded {e(doc["graded_at"])} by grader {e(doc["grader_version"])} '
               f'(sandbox: {e(doc["sandbox"])}).</p></body></html>\n')
+
+
+def _intake(doc: Mapping) -> str:
+    """What the grader did with the files handed in (the folder graded, what it left out, a blank), if anything."""
+    notes = ([doc["error"]] if doc.get("error") else []) + doc.get("submission_notes", [])
+    if not notes:
+        return ""
+    items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
+    return f'<section id="intake"><h2>Your hand-in</h2><ul>{items}</ul></section>'
 
 
 def _grade_class(problem: Mapping) -> str:

@@ -188,7 +188,11 @@ def summary_table(docs: Iterable[dict], console, title: str) -> None:
         by_name = {p["name"]: p for p in doc["problems"]}
         cells = [f"{_fmt(by_name[n]['score'])}/{_fmt(by_name[n]['max_score'])}" if n in by_name else "-"
                  for n in names]
-        table.add_row(Text(doc["student"]), *cells, f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}")
+        total = f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}"
+        if doc.get("blank"):                             # graded as it scores, but never mistaken for a real 0
+            table.add_row(Text(doc["student"], style="yellow"), *cells, Text(f"{total} blank", style="bold yellow"))
+            continue
+        table.add_row(Text(doc["student"]), *cells, total)
     console.print(table)
 
 

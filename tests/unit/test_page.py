@@ -171,3 +171,18 @@ def test_a_screenshot_of_the_page_is_not_blank(pages, tmp_path):
     assert len(colours) > 50                                             # heat maps, the bar, the boxes
     top = pixels[:120].min(axis=2)
     assert (top < 100).sum() > 500                                       # the title and the score are drawn
+
+
+def test_the_page_says_what_was_done_with_the_hand_in_escaped():
+    import copy
+
+    from test_report import SCORE
+
+    from grader.page import render
+
+    doc = {**copy.deepcopy(SCORE), "submission_notes": ["left out <data>.bin (6.0 MiB): over the cap of 5.0 MiB"],
+           "blank": True}
+    text = render(doc, {})
+    assert '<section id="intake"><h2>Your hand-in</h2><ul><li>left out &lt;data&gt;.bin (6.0 MiB)' in text
+    plain = {k: v for k, v in copy.deepcopy(SCORE).items() if k not in ("submission_notes", "error")}
+    assert 'id="intake"' not in render(plain, {})

@@ -55,3 +55,17 @@ def test_too_many_files_and_not_a_zip_are_errors(tmp_path):
     fake.write_text("not a zip")
     with pytest.raises(StudentError, match="not a readable zip"):
         extract(fake, tmp_path / "out2")
+
+
+def test_only_the_chosen_entries_are_unpacked_and_counted(tmp_path):
+    from pathlib import PurePosixPath
+
+    entries = [(f".venv/lib/f{i}.py", "x", stat.S_IFREG | 0o644) for i in range(5)]
+    archive = make_zip(tmp_path / "s.zip", entries + [("hw/gelu.py", "def gelu(x): return x\n", stat.S_IFREG | 0o644),
+                                                      ("hw/link.py", "/etc/passwd", stat.S_IFLNK | 0o777),
+                                                      ("../escape.py", "x", stat.S_IFREG | 0o644)])
+    result = extract(archive, tmp_path / "out", max_files=1, only={PurePosixPath("hw/gelu.py")})
+    assert sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*") if p.is_file()) == \
+        ["hw/gelu.py"]
+    notes = " ".join(result.notes)
+    assert "'../escape.py'" in notes and "'hw/link.py'" in notes          # still said: beside what is graded
