@@ -262,6 +262,24 @@ NAMED = {"ln_no_beta": "layernorm.no_beta", "ln_eps_1e6": "layernorm.eps", "ln_e
          "mlp_own_relu": "gelu.relu"}
 FAULTS.update({name: replace(FAULTS[name], mistake=mistake) for name, mistake in NAMED.items()})
 
+# The uncatalogued faults: what their failed public tests must say for the student to know what to change.
+WORDS = {
+    "ln_float32": ("float32",), "ln_stub": ("not implemented",), "ln_exits": ("do not call sys.exit",),
+    "ln_syntax_error": ("SyntaxError", "line"), "ln_raises_at_import": ("NameError", "line"),
+    "ln_missing": ("there is no layernorm.py",),
+    "gelu_0.047": ("0.044715",), "gelu_float32": ("float32",), "gelu_stub": ("not implemented",),
+    "gelu_syntax_error": ("SyntaxError", "line"),
+    "softmax_stub": ("not implemented",),
+    "att_mask_from_row_5": ("no token may see a later one",), "att_mask_minus_1000": ("-inf",),
+    "att_float32": ("float32",), "att_modifies_input": ("modified",), "att_stub": ("not implemented",),
+    "att_syntax_error": ("SyntaxError", "line"),
+    "block_modifies_x": ("modified",), "block_modifies_params": ("modified",),
+    "mlp_gelu_after_w_2": ("what your code passes to gelu()",), "mlp_stub_block_inlines": ("not implemented",),
+    "params_no_value_error": ("ValueError",), "params_float_counts": ("should be an int",),
+    "params_extra_key": ("keys that are not expected",), "params_stub": ("not implemented",),
+}
+FAULTS.update({name: replace(FAULTS[name], words=words) for name, words in WORDS.items()})
+
 
 def write_class(folder: Path) -> Path:
     """Every fault of FAULTS as a student of its own name in ``folder``, and the reference as "reference"."""

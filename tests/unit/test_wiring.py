@@ -229,7 +229,7 @@ def test_a_component_that_does_not_import_fails_as_before_and_costs_the_block_no
     doc = scores[name]
     assert points(doc) == {**points(scores["reference"]), "layernorm": 0}
     own = [t for t in doc["tests"] if t["problem"] == "layernorm"]
-    why = "SyntaxError: " if name == "ln_syntax_error" else "layernorm is not available in this course"
+    why = "SyntaxError: " if name == "ln_syntax_error" else "there is no layernorm.py in your folder"
     assert all(t["status"] == "error" and t["output"].startswith("importing layernorm.py failed") for t in own)
     assert all(why in t["output"] for t in own if t["visibility"] == "visible"), [t["output"] for t in own]
 
