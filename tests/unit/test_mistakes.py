@@ -177,8 +177,10 @@ def test_a_call_names_no_mistake_its_inputs_cannot_tell_from_another_within_the_
     same = same_array
     messages = {"a": "A", "b": "B", "c": "C"}
     got, expected = np.array([3.0]), [np.array([2.0])]
-    # b's output is within the tolerance of a's: the student's 3.0 could be either mistake
-    assert unique_match({"a": [np.array([3.0])], "b": [np.array([3.0 + 1e-7])]}, messages, got, expected, same) is None
+    # b's output is within the tolerance (3e-5) of a's: these inputs cannot tell a from b, so even a student's
+    # output that matches a alone (3 - 2.5e-5 is 5e-5 from b) names neither
+    outputs = {"a": [np.array([3.0])], "b": [np.array([3.0 + 2.5e-5])]}
+    assert unique_match(outputs, messages, np.array([3.0 - 2.5e-5]), expected, same) is None
     # ... unless b's output is also the reference's here: then it is no mistake on these inputs, and a is named
     assert unique_match({"a": [np.array([3.0])], "b": [np.array([2.0]), np.array([9.0])]}, messages, got, expected,
                         same) == Diagnosis("a", "A")
