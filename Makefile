@@ -1,6 +1,6 @@
 # The two set-up commands: `make demo` (autograde the bundled examples, score files and feedback pages in
 # scores/) and `make test` (every test, the real nbgrader included); `make release` (the student release,
-# then nbgrader generate_assignment on the source notebook), `make bench`, `make diagnoses`, `make fairness`.
+# then nbgrader generate_assignment on the source notebook), `make bench`, `make diagnoses`, `make feedback`, `make fairness`.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +11,7 @@ NB_DIR := nbgrader_course
 # nbgrader runs alembic and jupyter by name: the venv's bin goes first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install demo test release bench diagnoses fairness chromium clean
+.PHONY: install demo test release bench diagnoses feedback fairness chromium clean
 
 install: $(STAMP)
 
@@ -53,6 +53,10 @@ bench: $(STAMP)
 # How well the known mistakes name the faults of the acceptance corpus (../shared/submissions).
 diagnoses: $(STAMP)
 	$(BIN)/python tests/bench/diagnoses.py
+
+# The feedback a student gets, from a release in a fresh venv: faults named, wrong diagnoses, hints.
+feedback: $(STAMP)
+	$(BIN)/python tests/bench/feedback.py
 
 # Where the points of single faults fall: in their own problem only (tests/unit/mutants.py FAULTS).
 fairness: $(STAMP)

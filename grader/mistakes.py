@@ -7,6 +7,13 @@ arguments it gave the student's function; after a failure the variants run on th
 grader process (never in the student's worker), and when the student's output matches exactly one mistake,
 whose output does not also pass the check, that mistake's one-line message is the diagnosis.
 
+A call names only what its inputs can tell apart: a variant that passes the check there (it equals the
+reference on these inputs) never is a diagnosis, and two variants of different mistakes that give the same
+output there (within the check's tolerance) are not named by that call, since the student's output could be
+either (:func:`unique_match`; the same rule whether the outputs are precomputed or live). A parametric mistake
+(:func:`fit`) is a family of variants, one per value of its parameter (a default eps of 1e-6, 1e-8, ...): its
+members are never rivals of each other, and the diagnosis is the member closest to the student's output.
+
 A student's copy of the course has no solutions and so no variants: for every call the public suites make,
 ``grade precompute`` stores the variants' outputs and the messages in ``feedback.mistakes_data`` (JSON),
 which is used first. Outputs are looked up by a hash of the function name and the arguments.
@@ -55,6 +62,22 @@ def mistake(id: str, message: str, **variants: Callable[..., Any] | Sequence[Cal
                                  for name, v in variants.items()})
 
 
+def fit(id: str, message: str, values: Sequence[float], **variants: Callable[[float], Any]) -> list[Mistake]:
+    """A parametric mistake, where one number explains the output: one :class:`Mistake` per value, with the id
+    ``<id>@<value>`` and ``message`` formatted with ``{value}``; each keyword is a function name and a function
+    of the value that returns that function's variant (or a list of them).
+
+    Its diagnosis names the family ``id`` with the message of the value that fits best (:func:`unique_match`).
+    """
+    return [mistake(f"{id}@{value:g}", message.format(value=f"{value:g}"),
+                    **{name: make(value) for name, make in variants.items()}) for value in values]
+
+
+def family(mistake_id: str) -> str:
+    """The mistake a catalogue id belongs to: ``"layernorm.eps@1e-06"`` -> ``"layernorm.eps"``."""
+    return mistake_id.partition("@")[0]
+
+
 def call_key(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
     """A stable hash of a call: the function name and the arguments' types, shapes, dtypes and bytes."""
     digest = hashlib.sha256(function.encode())
@@ -85,20 +108,50 @@ def call_key(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> s
 
 def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: Sequence[Any],
                  same: Same, prefer: str = "") -> Diagnosis | None:
-    """The one mistake with a variant output that ``got`` matches and that no expected value matches, or None.
+    """The one mistake that ``got`` matches and that this call's inputs separate from the reference and from
+    every other mistake, or None.
+
+    A variant that an expected value matches is no candidate (it is right on these inputs). A matched variant
+    that gives the same output as a variant of another mistake (``same`` either way round) names neither:
+    the inputs cannot tell them apart. Members of one :func:`fit` family are not rivals; of several that
+    match, the one closest to ``got`` gives the message.
 
     :param outputs: mistake id -> its variants' outputs on the call that produced ``got``.
     :param same: ``same(a, b)``, the check's own test of ``a`` against ``b`` (tolerance, NaN in place).
-    :param prefer: when several match, the one whose id starts with this (the checked function's own
-        mistakes, e.g. ``"block."`` before a block around a faulty component that computes the same).
+    :param prefer: the checked function's own mistakes (ids starting with this, e.g. ``"block."``): they need
+        to be separated only from each other, not from a block around a faulty component that computes the
+        same (a wiring test stands in correct components, so those cannot be the student's).
     """
-    def explains(out: Any) -> bool:
-        return _safe(same, got, out) and not any(_safe(same, out, e) for e in expected)
+    def coincide(a: Any, b: Any) -> bool:
+        return _safe(same, a, b) or _safe(same, b, a)
 
-    found = [mid for mid, outs in outputs.items() if any(explains(o) for o in outs)]
-    if len(found) > 1 and prefer:
-        found = [mid for mid in found if mid.startswith(prefer)] or found
-    return Diagnosis(found[0], messages[found[0]]) if len(found) == 1 else None
+    live = {mid: [o for o in outs if not any(coincide(o, e) for e in expected)] for mid, outs in outputs.items()}
+    matched = {mid: [o for o in outs if _safe(same, got, o)] for mid, outs in live.items()}
+    matched = {mid: outs for mid, outs in matched.items() if outs}
+
+    def preferred(mid: str) -> bool:
+        return bool(prefer) and mid.startswith(prefer)
+
+    def separated(mid: str) -> bool:
+        rivals = [o for other, outs in live.items() if family(other) != family(mid)
+                  and (preferred(other) or not preferred(mid)) for o in outs]
+        return not any(coincide(o, r) for o in matched[mid] for r in rivals)
+
+    found = [mid for mid in matched if separated(mid)]
+    if len({family(mid) for mid in found}) != 1:
+        return None
+    best = min(found, key=lambda mid: min(_distance(got, o) for o in matched[mid]))
+    return Diagnosis(family(best), messages[best])
+
+
+def _distance(got: Any, out: Any) -> float:
+    """How far ``got`` is from a matched output (for the best fit of a parametric mistake)."""
+    try:
+        with np.errstate(all="ignore"):
+            gap = np.abs(np.asarray(got, dtype=np.float64) - np.asarray(out, dtype=np.float64))
+        return float(np.nanmax(gap)) if gap.size and not np.isnan(gap).all() else 0.0
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _safe(same: Same, a: Any, b: Any) -> bool:

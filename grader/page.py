@@ -13,6 +13,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from .scoring import split_diagnosis
+
 MAX_ROWS, MAX_COLUMNS = 12, 16      # cells shown per heat map; larger arrays are cut, and the page says so
 
 CSS = """
@@ -113,12 +115,16 @@ def _figure(figure: Mapping) -> str:
             f'<p class="note">colour scale: {legend("", scale, sequential)}</p>')
 
 
-def _output(text: str) -> str:
-    """The test's message, with its diagnosis line lifted out into a highlighted box."""
-    lines = text.splitlines()
-    diagnosis = [line[len("diagnosis: "):] for line in lines if line.startswith("diagnosis: ")]
-    rest = "\n".join(line for line in lines if not line.startswith("diagnosis: "))
-    box = f'<p class="diagnosis"><strong>Diagnosis:</strong> {html.escape(diagnosis[0])}</p>' if diagnosis else ""
+def _output(test: Mapping, shown: set[str]) -> str:
+    """The test's message, with the grader's diagnosis (never a line the student printed) in a highlighted
+    box, once per problem: a later test with the same diagnosis refers to it (``shown``: the ids boxed)."""
+    diagnosis, rest = split_diagnosis(test)
+    box = ""
+    if diagnosis is not None and test["diagnosis"] in shown:
+        box = '<p class="note">Diagnosis: the same as above.</p>'
+    elif diagnosis is not None:
+        shown.add(test["diagnosis"])
+        box = f'<p class="diagnosis"><strong>Diagnosis:</strong> {html.escape(diagnosis)}</p>'
     return box + f"<pre>{html.escape(rest)}</pre>"
 
 
@@ -148,6 +154,7 @@ def render(doc: dict, feedback: Mapping[tuple[str, str], Mapping]) -> str:
         for t in tests:
             for figure in feedback.get((t["problem"], t["name"]), {}).get("figures", ()):
                 parts.append(f'<article class="figure">{_figure(figure)}</article>')
+        shown: set[str] = set()
         for t in tests:
             if t["status"] == "passed":
                 continue
@@ -155,7 +162,7 @@ def render(doc: dict, feedback: Mapping[tuple[str, str], Mapping]) -> str:
             hidden = t["visibility"] != "visible"
             tag = '<span class="tag">hidden test: no inputs or values shown</span>' if hidden else ""
             maps = _diff_maps(data) if "expected" in data and "got" in data else ""
-            parts.append(f'<article><h3>✗ {e(t["name"])} {tag}</h3>{_output(t["output"])}{maps}</article>')
+            parts.append(f'<article><h3>✗ {e(t["name"])} {tag}</h3>{_output(t, shown)}{maps}</article>')
         passed = [t["name"] for t in tests if t["status"] == "passed"]
         if passed:
             parts.append(f'<p class="passed">✓ passed: {e(", ".join(passed))}</p>')

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from .errors import GradeError
+from .scoring import split_diagnosis
 
 SCHEMA_PATH = Path(__file__).with_name("score.schema.json")
 
@@ -138,13 +139,17 @@ def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = 
         console.print(escape(public_points_note(doc, full_points)), highlight=False, soft_wrap=True)
 
     failed = [t for t in doc["tests"] if t["status"] != "passed"]
+    shown: set[tuple[str, str]] = set()                  # (problem, diagnosis id): each said once
     for t in failed:
-        first, _, rest = t["output"].partition("\n")
+        diagnosis, output = split_diagnosis(t)
+        first, _, rest = output.partition("\n")
         console.print(f"[red]✗[/] [bold]{escape(t['problem'])}[/] {escape(t['name'])}: {escape(first)}",
                       highlight=False, soft_wrap=True)
-        if rest.startswith("diagnosis: "):
-            diagnosis, _, rest = rest.partition("\n")
-            console.print(f"    [bold yellow]{escape(diagnosis)}[/]", highlight=False, soft_wrap=True)
+        if diagnosis is not None:
+            said = (t["problem"], t["diagnosis"]) in shown
+            shown.add((t["problem"], t["diagnosis"]))
+            console.print("    diagnosis: see above" if said else f"    [bold yellow]diagnosis: {escape(diagnosis)}[/]",
+                          highlight=False, soft_wrap=True)
         if rest:
             console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
 

@@ -280,7 +280,9 @@ class _ImportPolicy:
 
 
 def _import_failure(module_name: str, exc: BaseException) -> dict:
-    if getattr(exc, "course_policy", False) and isinstance(exc, ModuleNotFoundError):
+    if isinstance(exc, ModuleNotFoundError) and exc.name == module_name:
+        why = f"there is no {module_name}.py in your folder"     # not the import policy's "not available"
+    elif getattr(exc, "course_policy", False) and isinstance(exc, ModuleNotFoundError):
         why = str(exc)
     else:
         why = _describe(exc)

@@ -17,7 +17,7 @@ import numpy as np
 
 from attention import attention, softmax
 from block import mlp
-from grader.mistakes import mistake
+from grader.mistakes import fit, mistake
 from layernorm import layernorm
 from params import swiglu_width
 
@@ -27,24 +27,41 @@ _erf = np.vectorize(math.erf, otypes=[float])
 
 # ------------------------------------------------------------------------------------------------ LayerNorm
 
-def ln_variant(x, gamma=None, beta=None, eps=1e-5, *, ddof=0, eps_at="inside", axis=-1, affine=True, center=True):
-    """LayerNorm with one thing changed: ddof, where eps goes ("inside", "outside", "none"), the axis, gamma and
-    beta ignored, or the mean not subtracted."""  # (..., d) -> (..., d)
+def ln_variant(x, gamma=None, beta=None, eps=1e-5, *, ddof=0, eps_at="inside", axis=-1, affine=True, center=True,
+               use_beta=True, rms=False):
+    """LayerNorm with one thing changed: ddof, where eps goes ("inside", "outside", "none", "after": added after
+    the division, `/ np.sqrt(var) + eps`), the axis, gamma and beta ignored, beta alone ignored, the mean not
+    subtracted, or RMSNorm (x / sqrt(mean(x²) + eps), no mean, no variance)."""  # (..., d) -> (..., d)
     if not affine:
         gamma = beta = None
     gamma = np.ones(x.shape[-1]) if gamma is None else gamma
-    beta = np.zeros(x.shape[-1]) if beta is None else beta
+    beta = np.zeros(x.shape[-1]) if beta is None or not use_beta else beta
+    if rms:
+        return gamma * x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) + beta
     mean = x.mean(axis=axis, keepdims=True) if center else 0.0
     var = x.var(axis=axis, keepdims=True, ddof=ddof)
+    if eps_at == "after":
+        return gamma * (x - mean) / np.sqrt(var) + eps + beta
     scale = {"inside": np.sqrt(var + eps), "outside": np.sqrt(var) + eps, "none": np.sqrt(var)}[eps_at]
     return gamma * (x - mean) / scale + beta
 
 
+def ln_default_eps(value):
+    """LayerNorm whose default eps is ``value`` (an eps the caller gives is used as it is)."""
+    def variant(x, gamma=None, beta=None, eps=None):  # (..., d) -> (..., d)
+        return ln_variant(x, gamma, beta, value if eps is None else eps)
+    return variant
+
+
+# Defaults students take from other libraries or papers (PyTorch's is the course's 1e-5; Keras 1e-3, TF 1e-12).
+OTHER_EPS = (1e-2, 1e-3, 1e-4, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
+
+
 # ------------------------------------------------------------------------------------------------ GELU
 
-def gelu_tanh(x, c=0.044715, k=SQRT_2_OVER_PI):  # (...) -> (...)
-    """The tanh form with the cubic coefficient c and the factor k."""
-    return 0.5 * x * (1 + np.tanh(k * (x + c * x**3)))
+def gelu_tanh(x, c=0.044715, k=SQRT_2_OVER_PI, *, half=0.5, power=3):  # (...) -> (...)
+    """The tanh form with the cubic coefficient c, the factor k, the leading half and the power of x."""
+    return half * x * (1 + np.tanh(k * (x + c * x**power)))
 
 
 def gelu_erf(x):  # (...) -> (...)
@@ -68,29 +85,41 @@ WRONG_CONSTANTS = [dict(c=c) for c in (0.47, 0.44715, 0.4715, 0.04715, 0.0044715
 
 # ------------------------------------------------------------------------------------------------ softmax, attention
 
-def softmax_variant(s, axis=-1, *, stable=True, fixed_axis=None):  # (..., n) -> (..., n)
-    """Softmax without the max subtracted, or along a fixed axis whatever `axis` says."""
+def softmax_variant(s, axis=-1, *, stable=True, fixed_axis=None, keepdims=True):  # (..., n) -> (..., n)
+    """Softmax without the max subtracted, along a fixed axis whatever `axis` says, or divided by a sum taken
+    without keepdims (on a matrix, row i divided by the sums broadcast along the columns: entry j by row j's)."""
+    if not keepdims and s.ndim > 2:                      # each (n, n) matrix as the student's softmax sees it
+        return np.stack([softmax_variant(t, axis, stable=stable, fixed_axis=fixed_axis, keepdims=False) for t in s])
     axis = axis if fixed_axis is None else fixed_axis
     e = np.exp(s - s.max(axis=axis, keepdims=True)) if stable else np.exp(s)
-    return e / e.sum(axis=axis, keepdims=True)
+    return e / e.sum(axis=axis, keepdims=keepdims)
 
 
 def attention_variant(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True, *, softmax=softmax, softmax_axis=-1,
-                      scale="head", hide=1, fill=-np.inf, mask_after=False, split=True, merge=True):
+                      scale="head", hide=1, fill=-np.inf, mask_after=False, split=True, merge=True,
+                      transposed="", project=True):
     """Attention with one thing changed.
 
-    scale: "head" sqrt(d_head), "model" sqrt(d_model), "none". hide: the mask hides j >= i + hide (1: the future,
-    0: the diagonal too, 2: leaks the next token, None: no mask). fill: what masked scores become. mask_after:
-    multiply the weights by the mask after the softmax instead. split / merge: heads split into / merged from
-    consecutive column blocks (True), or by a bare reshape without the transpose (False).
+    scale: "head" sqrt(d_head), "model" sqrt(d_model), "d_head" d_head itself, "none". hide: the mask hides
+    j >= i + hide (1: the future, 0: the diagonal too, 2: leaks the next token, None: no mask). fill: what
+    masked scores become. mask_after: multiply the weights by the mask after the softmax instead. split /
+    merge: heads split into / merged from consecutive column blocks (True), by a bare reshape without the
+    transpose (False), "interleaved" (reshape(n, d_head, n_heads): head h takes every n_heads-th column), or
+    merged "reversed" (the last head first). transposed: the weights among "qkvo" used as u @ W.T.
+    project: the merged heads multiplied by W_o (False: forgotten).
     """  # (n, d_model) -> (n, d_model)
     n, d = u.shape
     d_head = d // n_heads
+    W_q, W_k, W_v, W_o = (W.T if name in transposed else W for name, W in zip("qkvo", (W_q, W_k, W_v, W_o)))
     q, k, v = (u @ W for W in (W_q, W_k, W_v))  # (n, d) each
-    heads = [(t.reshape(n, n_heads, d_head).transpose(1, 0, 2) if split else t.reshape(n_heads, n, d_head))
-             for t in (q, k, v)]  # (n_heads, n, d_head) each
-    q, k, v = heads
-    divisor = {"head": math.sqrt(d_head), "model": math.sqrt(d), "none": 1.0}[scale]
+
+    def heads_of(t):  # (n, d) -> (n_heads, n, d_head)
+        if split == "interleaved":
+            return t.reshape(n, d_head, n_heads).transpose(2, 0, 1)
+        return t.reshape(n, n_heads, d_head).transpose(1, 0, 2) if split else t.reshape(n_heads, n, d_head)
+
+    q, k, v = (heads_of(t) for t in (q, k, v))
+    divisor = {"head": math.sqrt(d_head), "model": math.sqrt(d), "d_head": d_head, "none": 1.0}[scale]
     scores = q @ k.transpose(0, 2, 1) / divisor  # (n_heads, n, n)
     hidden = np.triu(np.ones((n, n), dtype=bool), k=hide) if causal and hide is not None else np.zeros((n, n), bool)
     if mask_after:
@@ -98,8 +127,13 @@ def attention_variant(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True, *, softmax=
     else:
         weights = softmax(np.where(hidden, fill, scores), axis=softmax_axis)
     out = weights @ v  # (n_heads, n, d_head)
-    out = out.transpose(1, 0, 2).reshape(n, d) if merge else out.reshape(n, d)
-    return out @ W_o
+    if merge == "reversed":
+        out = out[::-1]
+    if merge == "interleaved":
+        out = out.transpose(1, 2, 0).reshape(n, d)
+    else:
+        out = out.transpose(1, 0, 2).reshape(n, d) if merge else out.reshape(n, d)
+    return out @ W_o if project else out
 
 
 # ------------------------------------------------------------------------------------------------ block, mlp
@@ -114,11 +148,11 @@ def mlp_with(u, W_1, W_2, *, gelu):  # (n, d) -> (n, d)
 
 
 def block_variant(x, params, n_heads=1, use_attention=True, *, post_ln=False, residual=(True, True),
-                  from_normed=(False, False), ignore_flag=False, affine=True, pass_heads=True, mlp=mlp,
+                  from_normed=(False, False), ignore_flag=False, affine=True, pass_heads=True, second_norm=2, mlp=mlp,
                   attention=attention, layernorm=layernorm):
     """The block with one thing changed: post-LN, a residual missing or taken from the normalised stream,
-    use_attention ignored, gamma/beta not passed on, n_heads not passed on, or another mlp, attention or
-    layernorm."""
+    use_attention ignored, gamma/beta not passed on, n_heads not passed on, the second LayerNorm given
+    gamma_1 and beta_1 (second_norm=1), or another mlp, attention or layernorm."""
     p = params
 
     def norm(v, which):
@@ -129,12 +163,12 @@ def block_variant(x, params, n_heads=1, use_attention=True, *, post_ln=False, re
 
     if post_ln:  # the 2017 layout: h = LN(x + attention(x)), y = LN(h + mlp(h))
         h = norm(x + attend(x), 1) if use_attention else x
-        return norm(h + mlp(h, p["W_1"], p["W_2"]), 2)
+        return norm(h + mlp(h, p["W_1"], p["W_2"]), second_norm)
     h = x
     if use_attention or ignore_flag:
         u = norm(x, 1)
         h = (u if from_normed[0] else x) * residual[0] + attend(u)
-    u = norm(h, 2)
+    u = norm(h, second_norm)
     return (u if from_normed[1] else h) * residual[1] + mlp(u, p["W_1"], p["W_2"])
 
 
@@ -145,23 +179,24 @@ def blocks(**change):
 # ------------------------------------------------------------------------------------------------ parameter counts
 
 def count_variant(d_model, n_heads, n_kv_heads=None, d_ff=None, style="gpt2", *, attention_bias=True, mlp_bias=True,
-                  ln_beta=True, kv_heads=True, gpt2_d_ff="4d", llama_round=round):
+                  ln_beta=True, kv_heads=True, gpt2_d_ff="4d", llama_round=round, w_o=True):
     """Parameter counts with one thing changed: biases forgotten, LayerNorm's beta forgotten, n_kv_heads
-    ignored, GPT-2's default d_ff taken from Llama's rule, or Llama's width rounded another way."""
+    ignored, GPT-2's default d_ff taken from Llama's rule, Llama's width rounded another way, or W_o (and
+    its bias) not counted."""
     if style not in ("gpt2", "llama"):
         raise ValueError(f"unknown style {style!r}")
     d = d_model
     if style == "gpt2":
         if d_ff is None:
             d_ff = 4 * d if gpt2_d_ff == "4d" else swiglu_width(d)
-        attention_count = 4 * d * d + 4 * d * attention_bias
+        attention_count = (4 if w_o else 3) * d * d + (4 if w_o else 3) * d * attention_bias
         mlp_count = 2 * d * d_ff + (d_ff + d) * mlp_bias
         norm = 4 * d if ln_beta else 2 * d
     else:
         n_kv = n_heads if n_kv_heads is None or not kv_heads else n_kv_heads
         if d_ff is None:
             d_ff = int(llama_round(8 * d / 3 / 256)) * 256 if d >= 256 else 8 * d // 3
-        attention_count = 2 * d * d + 2 * d * n_kv * (d // n_heads)
+        attention_count = (2 if w_o else 1) * d * d + 2 * d * n_kv * (d // n_heads)
         mlp_count = 3 * d * d_ff
         norm = 2 * d
     return {"attention": attention_count, "mlp": mlp_count, "norm": norm, "total": attention_count + mlp_count + norm}
@@ -174,6 +209,7 @@ def counts(**change):
 # ------------------------------------------------------------------------------------------------ the catalogue
 
 _NOMAX = partial(softmax_variant, stable=False)
+_NO_KEEPDIMS = partial(softmax_variant, keepdims=False)
 
 MISTAKES = [
     # LayerNorm
@@ -193,6 +229,18 @@ MISTAKES = [
             layernorm=partial(ln_variant, affine=False)),
     mistake("layernorm.no_mean", "this matches LayerNorm that does not subtract the mean: use (x - mean) / sqrt(var + eps)",
             layernorm=partial(ln_variant, center=False)),
+    mistake("layernorm.no_beta", "this matches LayerNorm that ignores beta (gamma is used): add beta after scaling, "
+            "gamma * normalised + beta",
+            layernorm=partial(ln_variant, use_beta=False)),
+    mistake("layernorm.rms", "this matches RMSNorm, x / sqrt(mean(x²) + eps): LayerNorm subtracts the mean first "
+            "and divides by the variance's root, (x - mean) / sqrt(var + eps)",
+            layernorm=[partial(ln_variant, rms=True), partial(ln_variant, rms=True, use_beta=False)]),
+    mistake("layernorm.eps_after", "this matches LayerNorm with eps added after the division, / np.sqrt(var) + eps "
+            "(operator precedence): write / np.sqrt(var + eps)",
+            layernorm=partial(ln_variant, eps_at="after")),
+    *fit("layernorm.eps", "this matches LayerNorm with a default eps of about {value}: the course uses eps=1e-5 "
+         "(PyTorch's default), inside the square root",
+         OTHER_EPS, layernorm=ln_default_eps),
     # GELU
     mistake("gelu.erf", "this matches the exact GELU with erf, x * Phi(x): this course uses GPT-2's tanh form, "
             "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
@@ -209,6 +257,11 @@ MISTAKES = [
     mistake("gelu.relu", "this matches ReLU, max(x, 0): GELU lets small negative values through, "
             "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
             gelu=gelu_relu),
+    mistake("gelu.no_half", "this matches exactly 2× GELU: the leading 0.5 is missing, "
+            "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
+            gelu=partial(gelu_tanh, half=1.0)),
+    mistake("gelu.square", "this matches the tanh GELU with x**2 in place of x**3: the cubic term is 0.044715 * x**3",
+            gelu=partial(gelu_tanh, power=2)),
     # softmax and attention
     mistake("softmax.no_max", "this matches softmax without subtracting the max first: exp overflows to inf for large "
             "scores; use e = np.exp(s - s.max(axis=axis, keepdims=True))",
@@ -217,6 +270,9 @@ MISTAKES = [
             "are given (in attention, the keys: the last axis), with keepdims=True",
             softmax=[partial(softmax_variant, fixed_axis=-1), partial(softmax_variant, fixed_axis=0)],
             attention=[partial(attention_variant, softmax_axis=-2), partial(attention_variant, softmax_axis=0)]),
+    mistake("softmax.no_keepdims", "this matches a softmax whose sum drops keepdims, e / e.sum(axis=axis): on a "
+            "matrix each row is then divided by the other rows' sums; use e.sum(axis=axis, keepdims=True)",
+            softmax=_NO_KEEPDIMS, attention=partial(attention_variant, softmax=_NO_KEEPDIMS)),
     mistake("attention.mask_diagonal", "this matches a causal mask that also hides the diagonal (np.triu(..., k=0) or "
             "np.tril(..., k=-1)): token i must see tokens 0..i, itself included",
             attention=[partial(attention_variant, hide=0), partial(attention_variant, hide=0, fill=-1e9)]),
@@ -232,12 +288,28 @@ MISTAKES = [
     mistake("attention.scale_d_model", "this matches scores divided by sqrt(d_model): divide by sqrt(d_head), "
             "d_head = d_model // n_heads",
             attention=partial(attention_variant, scale="model")),
+    mistake("attention.scale_d_head", "this matches scores divided by d_head: divide by its square root, "
+            "sqrt(d_head) (d_head = d_model // n_heads)",
+            attention=partial(attention_variant, scale="d_head")),
     mistake("attention.no_scale", "this matches scores that are not scaled: divide q @ k.T by sqrt(d_head)",
             attention=partial(attention_variant, scale="none")),
     mistake("attention.head_split", "this matches heads split (or merged) with a bare reshape(n_heads, n, d_head): "
             "reshape to (n, n_heads, d_head) and transpose to (n_heads, n, d_head), or slice consecutive column blocks",
             attention=[partial(attention_variant, split=False, merge=False), partial(attention_variant, split=False),
                        partial(attention_variant, merge=False)]),
+    mistake("attention.head_interleaved", "this matches heads split by reshape(n, d_head, n_heads), which gives head h "
+            "every n_heads-th column: head h is columns h*d_head to (h+1)*d_head, reshape(n, n_heads, d_head)",
+            attention=[partial(attention_variant, split="interleaved", merge="interleaved"),
+                       partial(attention_variant, split="interleaved")]),
+    mistake("attention.heads_reversed", "this matches the heads' outputs concatenated in reverse order: concatenate "
+            "head 0 first, np.concatenate(out, axis=-1)",
+            attention=partial(attention_variant, merge="reversed")),
+    mistake("attention.transposed", "this matches u @ W.T (PyTorch's [out, in] layout): this course stores the "
+            "weights [in, out], so q = u @ W_q, and likewise k, v and the output @ W_o",
+            attention=[partial(attention_variant, transposed="qkv"), partial(attention_variant, transposed="qkvo")]),
+    mistake("attention.no_w_o", "this matches attention without the output projection: multiply the concatenated "
+            "heads by W_o, np.concatenate(out, axis=-1) @ W_o",
+            attention=partial(attention_variant, project=False)),
     # block and mlp
     mistake("block.post_ln", "this matches a post-LN block, layernorm(x + attention(x)): GPT-2 is pre-LN, "
             "h = x + attention(layernorm(x)), y = h + mlp(layernorm(h))",
@@ -261,6 +333,9 @@ MISTAKES = [
     mistake("block.no_n_heads", "this matches a block that does not pass n_heads on to attention: call "
             "attention(u, W_q, W_k, W_v, W_o, n_heads)",
             block=blocks(pass_heads=False)),
+    mistake("block.second_norm_params", "this matches a block whose second LayerNorm uses gamma_1 and beta_1: the "
+            "second one takes gamma_2 and beta_2, layernorm(h, gamma_2, beta_2)",
+            block=blocks(second_norm=1)),
     mistake("mlp.no_gelu", "this matches an MLP without GELU, u @ W_1 @ W_2: apply gelu between the two products",
             mlp=mlp_no_gelu, block=blocks(mlp=mlp_no_gelu)),
     # parameter counts
@@ -278,8 +353,13 @@ MISTAKES = [
             count_params=counts(gpt2_d_ff="llama")),
     mistake("params.rounding", "this matches Llama's default d_ff rounded another way: use Python's round, "
             "round(8 * d / 3 / 256) * 256 (24.5 rounds to 24)",
-            count_params=[counts(llama_round=lambda v: math.floor(v + 0.5)), counts(llama_round=math.floor),
-                          counts(llama_round=math.ceil)]),
+            count_params=[counts(llama_round=lambda v: math.floor(v + 0.5)), counts(llama_round=math.floor)]),
+    mistake("params.meta_rounding", "this matches Llama's default d_ff rounded up to a multiple of 256, as Meta's "
+            "code does (ceil): this course's formula uses round(), round(8 * d / 3 / 256) * 256",
+            count_params=counts(llama_round=math.ceil)),
+    mistake("params.no_w_o", "this matches counts without W_o: attention is short by d² + d (GPT-2: W_o and its "
+            "bias) or d² (Llama: W_o); count W_q, W_k, W_v and W_o",
+            count_params=counts(w_o=False)),
 ]
 
 

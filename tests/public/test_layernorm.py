@@ -29,18 +29,24 @@ def test_toy_embeddings_each_row_normalised(student, mistakes):
 
 @pytest.mark.points(1.5)
 def test_gamma_scales_and_beta_shifts(student, mistakes):
-    """gamma multiplies and beta adds, per column, after the normalisation."""
+    """gamma multiplies and beta adds, per column, after the normalisation. The last two rows have (almost) no
+    variance: a constant row gives beta, and a row of variance 5e-7 shows which eps your default is."""
     x = np.array([[1.0, 2.0, 4.0, 7.0],
                   [-3.0, 0.5, 0.0, 2.5],
-                  [0.2, 0.1, -0.1, -0.2]])
+                  [0.2, 0.1, -0.1, -0.2],
+                  [2.0, 2.0, 2.0, 2.0],
+                  [0.0, 0.001, -0.001, 0.0]])
     gamma = np.array([1.0, 2.0, 0.5, -1.0])
     beta = np.array([0.0, 1.0, -1.0, 0.5])
     expected = [[-1.091088412, -0.3093060945, -0.8908911588, -1.027523777],
                 [-1.523999558, 1.507999853, -1.0, -0.7699996313],
-                [1.264658158, 2.264658158, -1.316164539, 1.764658158]]
+                [1.264658158, 2.264658158, -1.316164539, 1.764658158],
+                [0.0, 1.0, -1.0, 0.5],
+                [0.0, 1.6172134, -1.15430335, 0.5]]
     got = student.layernorm(x, gamma, beta)
-    assert_close(got, expected, what="layernorm of a 3×4 input with gamma = [1, 2, 0.5, -1] and "
-                                     "beta = [0, 1, -1, 0.5] (gamma * normalised + beta)",
+    assert_close(got, expected, what="layernorm of a 5×4 input with gamma = [1, 2, 0.5, -1] and "
+                                     "beta = [0, 1, -1, 0.5] (gamma * normalised + beta; row 4 is constant, "
+                                     "row 5 has variance 5e-7: eps = 1e-5 inside the square root keeps both finite)",
                  diagnose=mistakes.layernorm(x, gamma, beta))
 
 

@@ -8,7 +8,7 @@ wrongly shows up as a mutant with no diagnosis.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,37 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                       "n_kv_heads = n_heads")]),
     "params.gpt2_d_ff": ("params", [("d_ff = 4 * d_model if d_ff is None else d_ff",
                                      "d_ff = swiglu_width(d_model) if d_ff is None else d_ff")]),
-    "params.rounding": ("params", [("round(8 * d_model / 3 / 256)", "int(8 * d_model / 3 / 256 + 0.5)")]),
+    # truncation (int() rounds down): rounding half up cannot be told from Meta's ceil on any input (where it
+    # differs from round, at x.5 with x even, so does ceil), so no call may name it alone
+    "params.rounding": ("params", [("round(8 * d_model / 3 / 256)", "int(8 * d_model / 3 / 256)")]),
+    # the issue's new mistakes, each written differently from its uncatalogued twin in FAULTS below
+    "layernorm.no_beta": ("layernorm", [("beta = np.zeros(x.shape[-1], dtype=x.dtype) if beta is None else beta",
+                                         "beta = np.zeros(x.shape[-1], dtype=x.dtype)")]),
+    "layernorm.rms": ("layernorm", [(LN_RETURN, "return gamma * x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) "
+                                                "+ eps) + beta")]),
+    "layernorm.eps_after": ("layernorm", [("np.sqrt(var + eps)", "np.sqrt(var) + eps")]),
+    "layernorm.eps": ("layernorm", [("eps=1e-5", "eps=1e-3")]),                      # Keras's default
+    "gelu.no_half": ("gelu", [(GELU_RETURN, GELU_RETURN.replace("0.5 * x * (1 + np.tanh", "(x + x * np.tanh"))]),
+    "gelu.square": ("gelu", [("0.044715 * x**3", "0.044715 * x * x")]),
+    "softmax.no_keepdims": ("attention", [("e.sum(axis=axis, keepdims=True)", "np.sum(e, axis=axis)")]),
+    "attention.scale_d_head": ("attention", [(" / math.sqrt(q.shape[-1])", " / len(q[0])")]),
+    "attention.head_interleaved": ("attention", [(
+        "    heads = [slice(h * d_head, (h + 1) * d_head) for h in range(n_heads)]\n"
+        "    out = [attend(q[..., s], k[..., s], v[..., s], causal) for s in heads]  # n_heads x (n, d_head)\n",
+        "    qh, kh, vh = (t.reshape(-1, d_head, n_heads) for t in (q, k, v))\n"
+        "    out = [attend(qh[..., h], kh[..., h], vh[..., h], causal) for h in range(n_heads)]\n")]),
+    "attention.heads_reversed": ("attention", [("for h in range(n_heads)]", "for h in range(n_heads)][::-1]")]),
+    "attention.transposed": ("attention", [("q, k, v = u @ W_q, u @ W_k, u @ W_v",
+                                            "q, k, v = (u @ W.T for W in (W_q, W_k, W_v))"),
+                                           ("np.concatenate(out, axis=-1) @ W_o", "np.concatenate(out, axis=-1) @ W_o.T")]),
+    "attention.no_w_o": ("attention", [("return np.concatenate(out, axis=-1) @ W_o", "return np.hstack(out)")]),
+    "block.second_norm_params": ("block", [('u = layernorm(h, p.get("gamma_2"), p.get("beta_2"))',
+                                            'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')]),
+    # Meta's llama code: hidden_dim = multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+    "params.meta_rounding": ("params", [("round(8 * d_model / 3 / 256) * 256",
+                                         "256 * ((int(8 * d_model / 3) + 256 - 1) // 256)")]),
+    "params.no_w_o": ("params", [(GPT2_RETURN, GPT2_RETURN.replace("4 * d_model**2 + 4 * d_model",
+                                                                   "3 * d_model**2 + 3 * d_model"))]),
 }
 
 
@@ -121,11 +151,18 @@ def faulty(root: Path, name: str, edits: Edits | None = None) -> Path:
 @dataclass(frozen=True)
 class Fault:
     """One fault in a copy of the reference: the problem it belongs to (course.json), the edits, and whether it
-    is a numeric slip (a wrong constant or precision that keeps every property the spec names)."""
+    is a numeric slip (a wrong constant or precision that keeps every property the spec names).
+
+    mistake: the catalogue's id of this fault, the only diagnosis it may get ("" for an uncatalogued fault).
+    words: for an uncatalogued fault, what the messages of its failed public tests must say (each, ignoring
+    case) for the student to know the aspect to change (tests/bench/feedback.py).
+    """
 
     problem: str
     edits: Edits = field(default_factory=dict)
     slip: bool = False
+    mistake: str = ""
+    words: tuple[str, ...] = ()
 
 
 SOFTMAX_RETURN = "return e / e.sum(axis=axis, keepdims=True)"
@@ -143,10 +180,11 @@ COUNTS = "(int(c) for c in STYLES[style](d_model, n_heads, n_kv_heads, d_ff))"
 TOTAL = '"total": attention + mlp + norm}'
 # The catalogue's mistakes that are numeric slips: a constant or a formula off by a little, every property kept.
 SLIPS = {"layernorm.ddof1", "layernorm.eps_outside", "gelu.erf", "gelu.constant", "gelu.rounded",
-         "attention.scale_d_model", "attention.no_scale"}
+         "attention.scale_d_model", "attention.no_scale", "layernorm.eps", "layernorm.eps_after",
+         "attention.scale_d_head"}
 
 FAULTS: dict[str, Fault] = {
-    **{mistake: Fault(module, {module: changes}, mistake in SLIPS)          # (each module is its problem's)
+    **{mistake: Fault(module, {module: changes}, mistake in SLIPS, mistake)          # (each module is its problem's)
        for mistake, (module, changes) in MUTANTS.items()},
     # LayerNorm
     "ln_no_beta": Fault("layernorm", {"layernorm": [(LN_RETURN, "return gamma * (x - mean) / np.sqrt(var + eps)")]}),
@@ -214,6 +252,33 @@ FAULTS: dict[str, Fault] = {
     "params_extra_key": Fault("params", {"params": [(TOTAL, TOTAL[:-1] + ', "style": style}')]}),
     "params_stub": Fault("params", {"params": [(STYLE_CHECK, "    " + STUB + "\n")]}),
 }
+
+# Faults above that the catalogue now names (each written differently from its mutant in MUTANTS).
+NAMED = {"ln_no_beta": "layernorm.no_beta", "ln_eps_1e6": "layernorm.eps", "ln_eps_1e12": "layernorm.eps",
+         "gelu_no_half": "gelu.no_half", "softmax_no_keepdims": "softmax.no_keepdims",
+         "att_softmax_axis0": "softmax.axis", "att_no_w_o": "attention.no_w_o",
+         "att_reversed_heads": "attention.heads_reversed", "att_pytorch_layout": "attention.transposed",
+         "att_scores_over_d_head": "attention.scale_d_head", "att_scores_over_sqrt_d_model": "attention.scale_d_model",
+         "mlp_own_relu": "gelu.relu"}
+FAULTS.update({name: replace(FAULTS[name], mistake=mistake) for name, mistake in NAMED.items()})
+
+# The uncatalogued faults: what their failed public tests must say for the student to know what to change.
+WORDS = {
+    "ln_float32": ("float32",), "ln_stub": ("not implemented",), "ln_exits": ("do not call sys.exit",),
+    "ln_syntax_error": ("SyntaxError", "line"), "ln_raises_at_import": ("NameError", "line"),
+    "ln_missing": ("there is no layernorm.py",),
+    "gelu_0.047": ("0.044715",), "gelu_float32": ("float32",), "gelu_stub": ("not implemented",),
+    "gelu_syntax_error": ("SyntaxError", "line"),
+    "softmax_stub": ("not implemented",),
+    "att_mask_from_row_5": ("no token may see a later one",), "att_mask_minus_1000": ("-inf",),
+    "att_float32": ("float32",), "att_modifies_input": ("modified",), "att_stub": ("not implemented",),
+    "att_syntax_error": ("SyntaxError", "line"),
+    "block_modifies_x": ("modified",), "block_modifies_params": ("modified",),
+    "mlp_gelu_after_w_2": ("what your code passes to gelu()",), "mlp_stub_block_inlines": ("not implemented",),
+    "params_no_value_error": ("ValueError",), "params_float_counts": ("should be an int",),
+    "params_extra_key": ("keys that are not expected",), "params_stub": ("not implemented",),
+}
+FAULTS.update({name: replace(FAULTS[name], words=words) for name, words in WORDS.items()})
 
 
 def write_class(folder: Path) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 from conftest import GOOD, grade, write_tree
 
 from grader.compare import Diagnosis, same_array
-from grader.mistakes import Catalogue, Recorder, call_key, import_course_module, mistake, unique_match
+from grader.mistakes import Catalogue, Recorder, call_key, fit, import_course_module, mistake, unique_match
 
 SUITE = '''
 import numpy as np
@@ -170,3 +171,39 @@ def test_released_hidden_details_show_the_numbers_of_hidden_tests_too(course_wit
     output = docs["tripler"]["test_double_secret"]["output"]
     assert output.splitlines()[1] == "diagnosis: this matches 3 * x: multiply by 2"
     assert "first difference at [0]: yours 3703.5, expected 2469" in output
+
+
+def test_a_call_names_no_mistake_its_inputs_cannot_tell_from_another_within_the_tolerance():
+    same = same_array
+    messages = {"a": "A", "b": "B", "c": "C"}
+    got, expected = np.array([3.0]), [np.array([2.0])]
+    # b's output is within the tolerance (3e-5) of a's: these inputs cannot tell a from b, so even a student's
+    # output that matches a alone (3 - 2.5e-5 is 5e-5 from b) names neither
+    outputs = {"a": [np.array([3.0])], "b": [np.array([3.0 + 2.5e-5])]}
+    assert unique_match(outputs, messages, np.array([3.0 - 2.5e-5]), expected, same) is None
+    # ... unless b's output is also the reference's here: then it is no mistake on these inputs, and a is named
+    assert unique_match({"a": [np.array([3.0])], "b": [np.array([2.0]), np.array([9.0])]}, messages, got, expected,
+                        same) == Diagnosis("a", "A")
+    # the checked function's own mistakes (prefer) are not rivals of a component's mistake computing the same
+    outputs = {"block.own": [np.array([3.0])], "layernorm.inside": [np.array([3.0])]}
+    assert unique_match(outputs, {"block.own": "O", "layernorm.inside": "L"}, got, expected, same,
+                        prefer="block.") == Diagnosis("block.own", "O")
+    outputs["block.other"] = [np.array([3.0])]
+    assert unique_match(outputs, {"block.own": "O", "layernorm.inside": "L", "block.other": "X"}, got, expected,
+                        same, prefer="block.") is None
+
+
+def test_a_fit_names_its_family_with_the_value_closest_to_the_students_output():
+    members = fit("f.eps", "this matches eps = {value}: use 1e-5", [1e-3, 1e-6, 1e-8], f=lambda eps: (lambda x: x + eps))
+    assert [m.id for m in members] == ["f.eps@0.001", "f.eps@1e-06", "f.eps@1e-08"]
+    outputs = {m.id: [m.variants["f"][0](np.array([1.0]))] for m in members}
+    messages = {m.id: m.message for m in members}
+    same = partial(same_array, rtol=2e-6, atol=0.0)
+    # 1 + 1e-6 and 1 + 1e-8 are within the tolerance of each other: members of one family are no rivals
+    assert unique_match(outputs, messages, np.array([1.0 + 1e-6]), [np.array([1.0 + 1e-5])], same) \
+        == Diagnosis("f.eps", "this matches eps = 1e-06: use 1e-5")
+    outputs["f.zero"] = [np.array([1.0])]                                # another mistake within the tolerance
+    messages["f.zero"] = "Z"
+    assert unique_match(outputs, messages, np.array([1.0 + 1e-6]), [np.array([1.0 + 1e-5])], same) is None
+    assert unique_match(outputs, messages, np.array([1.001]), [np.array([1.0 + 1e-5])], same) \
+        == Diagnosis("f.eps", "this matches eps = 0.001: use 1e-5")

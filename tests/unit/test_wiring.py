@@ -37,8 +37,10 @@ WIRING_FAULTS = {
                                  "return layernorm(h + mlp(h, p[\"W_1\"], p[\"W_2\"]), p.get(\"gamma_2\"), "
                                  "p.get(\"beta_2\"))")]},
     "block_no_gamma_beta": {"block": [(BLOCK_LN_1, "u = layernorm(x)"), (BLOCK_LN_2, "u = layernorm(h)")]},
-    # not in the catalogue: the second LayerNorm with the first one's gamma and beta
+    # in the catalogue (block.second_norm_params): the second LayerNorm with the first one's gamma and beta
     "block_gamma_1_twice": {"block": [(BLOCK_LN_2, 'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')]},
+    # not in the catalogue: the first LayerNorm with the second one's gamma and beta
+    "block_gamma_2_first": {"block": [(BLOCK_LN_1, 'u = layernorm(x, p.get("gamma_2"), p.get("beta_2"))')]},
 }
 # The block's own spec rules: never modify x or params, never call attention when it is switched off; and mlp's
 # own mistake with GELU after W_2 (random MLP weights expose it; the course's make u @ W_1 @ W_2 = 0).
@@ -229,7 +231,7 @@ def test_a_component_that_does_not_import_fails_as_before_and_costs_the_block_no
     doc = scores[name]
     assert points(doc) == {**points(scores["reference"]), "layernorm": 0}
     own = [t for t in doc["tests"] if t["problem"] == "layernorm"]
-    why = "SyntaxError: " if name == "ln_syntax_error" else "layernorm is not available in this course"
+    why = "SyntaxError: " if name == "ln_syntax_error" else "there is no layernorm.py in your folder"
     assert all(t["status"] == "error" and t["output"].startswith("importing layernorm.py failed") for t in own)
     assert all(why in t["output"] for t in own if t["visibility"] == "visible"), [t["output"] for t in own]
 
@@ -241,12 +243,17 @@ def test_a_block_that_computes_its_own_parts_is_judged_on_its_own_output(scores)
 
 def test_a_call_the_specified_wiring_never_makes_is_named_on_public_tests(scores):
     """Public tests: the stand-ins answer only the calls the reference (or a catalogued wiring mistake) makes
-    on the test's inputs; the gamma_1-twice block (not catalogued) is told which call is off."""
-    doc = scores["block_gamma_1_twice"]
-    public = [t for t in doc["tests"] if t["problem"] == "block" and t["visibility"] == "visible"
-              and "mlp" not in t["name"] and t["status"] != "passed"]
+    on the test's inputs; the gamma_2-first block (not catalogued) is told which call is off, the gamma_1-twice
+    block (catalogued) gets its diagnosis."""
+    def failed(name):
+        return [t for t in scores[name]["tests"] if t["problem"] == "block" and t["visibility"] == "visible"
+                and "mlp" not in t["name"] and t["status"] != "passed"]
+
+    public = failed("block_gamma_2_first")
     assert public and all("layernorm() was called on an input the specified wiring never gives it" in t["output"]
                           for t in public), [t["output"] for t in public]
+    public = failed("block_gamma_1_twice")
+    assert public and all(t.get("diagnosis") == "block.second_norm_params" for t in public), public
 
 
 def test_a_catalogued_wiring_mistake_is_named_on_public_tests(scores):
