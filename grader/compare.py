@@ -20,16 +20,22 @@ import numpy as np
 from . import diff
 from .errors import StudentError
 
-__all__ = ["Diagnosis", "Mismatch", "assert_array", "assert_attempt", "assert_close", "assert_close_any",
+__all__ = ["Diagnosis", "Mismatch", "either", "assert_array", "assert_attempt", "assert_close", "assert_close_any",
            "assert_close_own", "assert_equal", "assert_keys", "assert_raises", "assert_types", "same_array"]
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A known mistake that a student's output matches: its catalogue id and one line the student can act on."""
+    """A known mistake that a student's output matches: its catalogue id and one line the student can act on.
+    Or a hint (id ``hint.<what>``): a fact about the student's outputs when no known mistake explains them
+    ("right with 1 head, wrong with 2"), true whatever the mistake behind it."""
 
     mistake: str
     message: str
+
+    @property
+    def hint(self) -> bool:
+        return self.mistake.startswith("hint.")
 
 
 Same = Callable[[Any, Any], bool]
@@ -38,6 +44,20 @@ Same = Callable[[Any, Any], bool]
 Diagnose = Callable[[Any, Sequence[Any], Same], "Diagnosis | None"]
 """``diagnose(got, expected, same)``: the one known mistake ``got`` matches (never one that ``same`` also
 finds in an ``expected`` value), or None."""
+
+
+def either(*diagnoses: Diagnose) -> Diagnose:
+    """The first of ``diagnoses`` that names something: the catalogue's known mistakes first, then a test's
+    own hint, a fact about the student's outputs (e.g. "right with one head, wrong with two") that holds
+    whatever the mistake behind it."""
+    def diagnose(got: Any, expected: Sequence[Any], same: Same) -> "Diagnosis | None":
+        for candidate in diagnoses:
+            found = candidate(got, expected, same)
+            if found is not None:
+                return found
+        return None
+
+    return diagnose
 
 
 class Mismatch(AssertionError):
@@ -212,7 +232,25 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
     except Mismatch as err:
         if diagnose is not None:
             err.diagnosis = diagnose(got, [exp for _, exp in items], same)
+        if err.diagnosis is None:
+            err.diagnosis = scaled(got, items[0][1], same)
         raise
+
+
+def scaled(got: Any, expected: np.ndarray, same: Same) -> Diagnosis | None:
+    """A fact when no known mistake explains ``got``: it is the expected array times one constant (other than
+    1), within the check's tolerance. Such a factor (2x GELU, a score scale) is then the whole difference."""
+    if type(got) is not np.ndarray or got.shape != expected.shape or got.dtype.kind not in "fiu":
+        return None
+    got64 = got.astype(np.float64)
+    norm = float(np.sum(expected * expected))
+    if not np.isfinite(got64).all() or not np.isfinite(norm) or norm == 0:
+        return None
+    ratio = float(np.sum(got64 * expected)) / norm
+    if abs(ratio) < 1e-3 or math.isclose(ratio, 1.0, rel_tol=1e-3) or not same(got64, ratio * expected):
+        return None
+    return Diagnosis("hint.scaled", f"your output is the expected one times {ratio:.4g}, everywhere: look for a "
+                               "constant factor that is missing, extra or wrong")
 
 
 def assert_array(got: Any, shape: tuple[int, ...], dtypes: Sequence[Any] = (), *, what: str) -> np.ndarray:

@@ -115,15 +115,16 @@ def _figure(figure: Mapping) -> str:
             f'<p class="note">colour scale: {legend("", scale, sequential)}</p>')
 
 
-def _output(test: Mapping, shown: set[str]) -> str:
+def _output(test: Mapping, shown: set[tuple[str, str]]) -> str:
     """The test's message, with the grader's diagnosis (never a line the student printed) in a highlighted
-    box, once per problem: a later test with the same diagnosis refers to it (``shown``: the ids boxed)."""
+    box, once per problem: a later test with the same diagnosis refers to it (``shown``: the diagnoses boxed;
+    one mistake fitted to other numbers, say another count, is shown again)."""
     diagnosis, rest = split_diagnosis(test)
     box = ""
-    if diagnosis is not None and test["diagnosis"] in shown:
+    if diagnosis is not None and (test["diagnosis"], diagnosis) in shown:
         box = '<p class="note">Diagnosis: the same as above.</p>'
     elif diagnosis is not None:
-        shown.add(test["diagnosis"])
+        shown.add((test["diagnosis"], diagnosis))
         box = f'<p class="diagnosis"><strong>Diagnosis:</strong> {html.escape(diagnosis)}</p>'
     return box + f"<pre>{html.escape(rest)}</pre>"
 
@@ -154,7 +155,7 @@ def render(doc: dict, feedback: Mapping[tuple[str, str], Mapping]) -> str:
         for t in tests:
             for figure in feedback.get((t["problem"], t["name"]), {}).get("figures", ()):
                 parts.append(f'<article class="figure">{_figure(figure)}</article>')
-        shown: set[str] = set()
+        shown: set[tuple[str, str]] = set()
         for t in tests:
             if t["status"] == "passed":
                 continue

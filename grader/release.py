@@ -179,6 +179,16 @@ The public tests are in `tests/`: read them to see exactly what is checked.
 ## Hand in
 
 Your `{manifest['exercises']}/*.py` files (a zip of them, or a notebook whose cells define the functions, works too).
+`grade pack` writes `hand-in.zip` from `{manifest['exercises']}/` and reads it back as the grader will (which
+modules it found, anything left out); then check the very file you hand in:
+
+```sh
+.venv/bin/grade pack                           # Windows: .venv\\Scripts\\grade pack
+.venv/bin/grade check --path hand-in.zip       # Windows: .venv\\Scripts\\grade check --path hand-in.zip
+```
+
+Working in a notebook? In a cell: `from grader import check; check()` (or `check("{course.problems[0].name}")`) runs the
+same public tests on the saved notebook, as it will be graded.
 """
 
 

@@ -139,15 +139,15 @@ def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = 
         console.print(escape(public_points_note(doc, full_points)), highlight=False, soft_wrap=True)
 
     failed = [t for t in doc["tests"] if t["status"] != "passed"]
-    shown: set[tuple[str, str]] = set()                  # (problem, diagnosis id): each said once
+    shown: set[tuple[str, str]] = set()                  # (problem, diagnosis): each said once
     for t in failed:
         diagnosis, output = split_diagnosis(t)
         first, _, rest = output.partition("\n")
         console.print(f"[red]✗[/] [bold]{escape(t['problem'])}[/] {escape(t['name'])}: {escape(first)}",
                       highlight=False, soft_wrap=True)
         if diagnosis is not None:
-            said = (t["problem"], t["diagnosis"]) in shown
-            shown.add((t["problem"], t["diagnosis"]))
+            said = (t["problem"], diagnosis) in shown
+            shown.add((t["problem"], diagnosis))
             console.print("    diagnosis: see above" if said else f"    [bold yellow]diagnosis: {escape(diagnosis)}[/]",
                           highlight=False, soft_wrap=True)
         if rest:

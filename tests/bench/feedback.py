@@ -44,15 +44,17 @@ class Result:
     """What one submission's `grade check --json` showed: the diagnoses and the text of its failed tests."""
 
     failed: int = 0
-    diagnoses: list[str] = field(default_factory=list)
+    diagnoses: list[str] = field(default_factory=list)      # known mistakes named
     text: str = ""
+    hints: list[str] = field(default_factory=list)          # facts given where no known mistake explains
 
 
 def read_check(score_file: Path) -> Result:
     doc = json.loads(score_file.read_text())
     failed = [t for t in doc["tests"] if t["status"] != "passed"]
-    return Result(len(failed), [t["diagnosis"] for t in failed if t.get("diagnosis")],
-                  "\n".join(t.get("output", "") for t in failed))
+    said = [t["diagnosis"] for t in failed if t.get("diagnosis")]
+    return Result(len(failed), [d for d in said if not d.startswith("hint.")],
+                  "\n".join(t.get("output", "") for t in failed), [d for d in said if d.startswith("hint.")])
 
 
 def check_all(check: Callable[[Path, Path], None], subs: Path, out: Path, jobs: int = 2) -> dict[str, Result]:
@@ -116,7 +118,7 @@ def figures(results: dict[str, Result]) -> Figures:
             hinted = bool(fault.words) and not missing
             fig.hinted += hinted
             verdict = "hinted" if hinted else f"NO HINT (wants {', '.join(map(repr, missing or ['words']))})"
-        shown = ", ".join(sorted(set(got.diagnoses))) or "-"
+        shown = ", ".join(sorted(set(got.diagnoses + got.hints))) or "-"
         fig.lines.append(f"{name:<30} {verdict:<12} {'WRONG ' if wrong else ''}{shown}")
     return fig
 

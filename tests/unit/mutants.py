@@ -207,6 +207,7 @@ FAULTS: dict[str, Fault] = {
                                              "math.sqrt(2 / math.pi)) * (x.astype(np.float32) + np.float32(0.044715) * "
                                              "x.astype(np.float32)**3)))).astype(x.dtype)")]}, slip=True),
     "gelu_stub": Fault("gelu", {"gelu": [("return " + GELU_RETURN, STUB)]}),
+    "gelu_quarter": Fault("gelu", {"gelu": [(GELU_RETURN, GELU_RETURN.replace("0.5 * x", "0.25 * x"))]}),
     "gelu_syntax_error": Fault("gelu", {"gelu": [("def gelu(x):", "def gelu(x)")]}),
     # softmax and attention
     "softmax_no_keepdims": Fault("attention", {"attention": [(SOFTMAX_RETURN, "return e / e.sum(axis=axis)")]}),
@@ -251,6 +252,12 @@ FAULTS: dict[str, Fault] = {
     "params_float_counts": Fault("params", {"params": [(COUNTS, COUNTS.replace("int(c)", "float(c)"))]}),
     "params_extra_key": Fault("params", {"params": [(TOTAL, TOTAL[:-1] + ', "style": style}')]}),
     "params_stub": Fault("params", {"params": [(STYLE_CHECK, "    " + STUB + "\n")]}),
+    "params_no_b_o": Fault("params", {"params": [("4 * d_model**2 + 4 * d_model", "4 * d_model**2 + 3 * d_model")]}),
+    "params_llama_w_k_only": Fault("params", {"params": [("2 * d_model * n_kv_heads * d_head",
+                                                          "d_model * n_kv_heads * d_head")]}),
+    # every head reads the first head's values
+    "att_v_of_head_0": Fault("attention", {"attention": [(ATTEND_CALL, ATTEND_CALL.replace("v[..., s]",
+                                                                                           "v[..., :d_head]"))]}),
 }
 
 # Faults above that the catalogue now names (each written differently from its mutant in MUTANTS).
@@ -277,6 +284,9 @@ WORDS = {
     "mlp_gelu_after_w_2": ("what your code passes to gelu()",), "mlp_stub_block_inlines": ("not implemented",),
     "params_no_value_error": ("ValueError",), "params_float_counts": ("should be an int",),
     "params_extra_key": ("keys that are not expected",), "params_stub": ("not implemented",),
+    "params_no_b_o": ("attention is short by 768: 1 vector of d",),
+    "params_llama_w_k_only": ("attention is short by 4,194,304: 1 d×(n_kv_heads·d_head) matrix",),
+    "att_v_of_head_0": ("right with 1 head, wrong with 2",), "gelu_quarter": ("the expected one times 0.5",),
 }
 FAULTS.update({name: replace(FAULTS[name], words=words) for name, words in WORDS.items()})
 

@@ -77,8 +77,11 @@ def test_the_unique_match_is_named_in_public_and_hidden_tests_and_the_score_file
         assert test["output"].splitlines()[1] == "diagnosis: this matches 3 * x: multiply by 2"
     assert "1234.5" not in docs["tripler"]["test_double_secret"]["output"]      # hidden: still no values
     assert "yours" in docs["tripler"]["test_double_small"]["output"]             # public: the numbers follow
-    for name in ("good", "quadrupler", "other"):                                 # correct; two matches; none
+    for name in ("good", "other"):                                               # correct; no match
         assert not any("diagnosis" in t or "diagnosis:" in t["output"] for t in docs[name].values()), name
+    # two mistakes match: neither is named; what is certain is said as a hint
+    assert {t.get("diagnosis") for t in docs["quadrupler"].values()} == {"hint.scaled"}
+    assert "diagnosis: your output is the expected one times 2, everywhere" in docs["quadrupler"]["test_double_small"]["output"]
 
 
 def test_a_students_copy_without_solutions_diagnoses_from_the_precomputed_outputs(course_with_mistakes, tmp_path):
