@@ -263,6 +263,11 @@ FAULTS: dict[str, Fault] = {
         ("def attend(q, k, v, causal=True):", "def attend(q, k, v, causal=True, n_heads=1):"),
         (SCALE, " / np.sqrt(n_heads)"), (ATTEND_CALL, ATTEND_CALL[:-1] + ", n_heads)")]},
         slip=True, mistake="attention.scale_n_heads"),
+    # red team r1: uncatalogued slips of students, and what their failed tests must say (WORDS)
+    "att_ignores_causal_false": Fault("attention", {"attention": [("    if causal:\n", "    if True:\n")]}),
+    "params_llama_norm_4d": Fault("params", {"params": [("3 * d_model * d_ff, 2 * d_model",
+                                                         "3 * d_model * d_ff, 4 * d_model")]}),
+    "mlp_np_not_imported": Fault("block", {"block": [(MLP_RETURN, "return np.dot(gelu(u @ W_1), W_2)")]}),
 }
 
 # Faults above that the catalogue now names (each written differently from its mutant in MUTANTS).
@@ -289,6 +294,8 @@ WORDS = {
     "mlp_gelu_after_w_2": ("what your code passes to gelu()",), "mlp_stub_block_inlines": ("not implemented",),
     "params_no_value_error": ("ValueError",), "params_float_counts": ("should be an int",),
     "params_extra_key": ("keys that are not expected",), "params_stub": ("not implemented",),
+    "att_ignores_causal_false": ("causal=False",), "params_llama_norm_4d": ("'norm'", "norm 2d"),
+    "mlp_np_not_imported": ("NameError", "line"),
 }
 FAULTS.update({name: replace(FAULTS[name], words=words) for name, words in WORDS.items()})
 
