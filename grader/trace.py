@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .compare import same_array
+from .compare import _outside, allowed, same_array
 from .course import Course
 from .errors import GradeError, StudentError
 from .mistakes import import_course_module
@@ -28,14 +28,16 @@ from .proxy import Student
 from .sandbox import Worker
 
 RTOL, ATOL = 1e-5, 1e-8          # a step matches the reference as a test's default check would
+NEAR = 1e-9                      # closer than this (relative) is the reference computed another way: not a near miss
 
 
 def off(value: np.ndarray | None, reference: np.ndarray) -> np.ndarray:
     """Where ``value`` differs from ``reference`` beyond the tolerance (everywhere when it is missing or its shape
-    differs), as a boolean array of the reference's shape."""
+    differs), as a boolean array of the reference's shape: the tolerance of :meth:`Step.matches` (the check's,
+    scaled to the whole array), so a row is marked ✗ only in a step that is ✗."""
     if value is None or value.shape != reference.shape:
         return np.ones(reference.shape, dtype=bool)
-    return ~np.isclose(value, reference, rtol=RTOL, atol=ATOL, equal_nan=True)
+    return _outside(value, reference, allowed(reference, RTOL, ATOL))
 
 
 def rows_of(mask: np.ndarray) -> list[int]:
@@ -82,11 +84,13 @@ class Step:
 @dataclass(frozen=True)
 class Verdict:
     """One function's verdict: the steps (0-based) where it differs from the reference's input, and the functions
-    it is meant to call that differ too (its difference may only be theirs)."""
+    it is meant to call that differ too (its difference may only be theirs), and those that match only within the
+    tolerance (a near miss that this function's sums can carry beyond it)."""
 
     function: str
     steps: tuple[int, ...]
     calls_off: tuple[str, ...] = ()
+    calls_near: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,8 +116,10 @@ class Trace:
         functions = list(dict.fromkeys(s.function for s in self.steps if s.function))
         wrong = {f: tuple(i for i, s in enumerate(self.steps) if s.function == f and not s.matches)
                  for f in functions}
-        return [Verdict(f, wrong[f], tuple(c for c in self.calls.get(f, ()) if wrong.get(c)))
-                for f in functions]
+        near = {f for f in functions if not wrong[f] and any(
+            s.function == f and not same_array(s.yours, s.reference, rtol=NEAR, atol=0.0) for s in self.steps)}
+        return [Verdict(f, wrong[f], tuple(c for c in self.calls.get(f, ()) if wrong.get(c)),
+                        tuple(c for c in self.calls.get(f, ()) if c in near)) for f in functions]
 
 
 def case_key(case: dict) -> str:
@@ -180,8 +186,8 @@ def _compute(compute: Callable, student: Student, values: Mapping, function: str
     """The step's value from ``values`` with the student's functions, or (None, why not)."""
     try:
         value = compute(student, values)
-    except StudentError as err:
-        return None, err.message
+    except StudentError as err:                          # the student's own copy: their exception and its line
+        return None, "\n".join(filter(None, [err.public, err.detail]))
     except _Missing:
         return None, "not computed: an earlier step of yours that it needs failed"
     except Exception as err:                             # e.g. a wrong shape that the step's own sums cannot use

@@ -126,7 +126,7 @@ def _print_step(console: "Console", i: int, step: Step) -> None:
             step.yours is None or step.chain.shape != step.yours.shape):
         problems.append(("your chain", f"shape {step.chain.shape}, expected {step.reference.shape}"))
     for who, text in problems:
-        console.print(f"   [red]{who}: {escape(text)}[/]", highlight=False)
+        console.print(f"   [red]{who}: {escape(text)}[/]".replace("\n", "\n      "), highlight=False)
     d = decimals(step)
     table, note = _fitted(console, step, _lines(step), d)
     console.print(table)
@@ -161,11 +161,17 @@ def verdict_lines(trace: Trace) -> list[tuple[str, str]]:
         either = (f"{_names(v.calls_off)}, which it is meant to call, "
                   f"{'does' if len(v.calls_off) == 1 else 'do'} not match the reference either") if v.calls_off else ""
         if failed is not None:
-            text = f"{name} failed at step {failed + 1}: {escape(trace.steps[failed].error)}" + \
+            text = f"{name} failed at step {failed + 1}: {escape(trace.steps[failed].error.splitlines()[0])}" + \
                 (f"; {either}." if either else ".")
         elif either:
             text = (f"{name} differs at {_steps_list(v.steps)}; {either}: fix "
                     f"{'it' if len(v.calls_off) == 1 else 'them'} first, then trace again.")
+        elif v.calls_near:
+            near = _names(v.calls_near)
+            text = (f"{name} differs at {_steps_list(v.steps)}; {near}, which it is meant to call, "
+                    f"{'matches' if len(v.calls_near) == 1 else 'match'} the reference only within the tolerance, "
+                    f"and {name} carries the difference beyond it: look at {near} first (yours and ref at "
+                    f"{'its' if len(v.calls_near) == 1 else 'their'} step differ in the last decimals).")
         else:
             text = f"{name} differs at {_steps_list(v.steps)}; its input was the reference's, so look at {name}."
         lines.append(("[red]✗[/]", text))

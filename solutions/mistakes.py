@@ -59,9 +59,10 @@ OTHER_EPS = (1e-2, 1e-3, 1e-4, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
 
 # ------------------------------------------------------------------------------------------------ GELU
 
-def gelu_tanh(x, c=0.044715, k=SQRT_2_OVER_PI, *, half=0.5, power=3):  # (...) -> (...)
-    """The tanh form with the cubic coefficient c, the factor k, the leading half and the power of x."""
-    return half * x * (1 + np.tanh(k * (x + c * x**power)))
+def gelu_tanh(x, c=0.044715, k=SQRT_2_OVER_PI, *, half=0.5, power=3, gate_only=False):  # (...) -> (...)
+    """The tanh form with the cubic coefficient c, the factor k, the leading half and the power of x; gate_only:
+    the gate 0.5 * (1 + tanh(...)) without the x that multiplies it."""
+    return half * (1 if gate_only else x) * (1 + np.tanh(k * (x + c * x**power)))
 
 
 def gelu_erf(x):  # (...) -> (...)
@@ -80,7 +81,8 @@ def gelu_relu(x):  # (...) -> (...)
 
 # Constants mistyped or misremembered: the cubic coefficient (0.044715) and sqrt(2 / pi) (0.7979).
 WRONG_CONSTANTS = [dict(c=c) for c in (0.47, 0.44715, 0.4715, 0.04715, 0.0044715, 0.44, 0.0044)] + \
-                  [dict(k=k) for k in (math.sqrt(math.pi / 2), 2 / math.pi, math.sqrt(2) / math.pi, math.sqrt(2))]
+                  [dict(k=k) for k in (math.sqrt(math.pi / 2), 2 / math.pi, math.sqrt(2) / math.pi, math.sqrt(2),
+                                         math.sqrt(2 * math.pi))]
 
 
 # ------------------------------------------------------------------------------------------------ softmax, attention
@@ -97,16 +99,17 @@ def softmax_variant(s, axis=-1, *, stable=True, fixed_axis=None, keepdims=True):
 
 def attention_variant(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True, *, softmax=softmax, softmax_axis=-1,
                       scale="head", hide=1, fill=-np.inf, mask_after=False, split=True, merge=True,
-                      transposed="", project=True):
+                      transposed="", project=True, scores_transposed=False):
     """Attention with one thing changed.
 
-    scale: "head" sqrt(d_head), "model" sqrt(d_model), "d_head" d_head itself, "none". hide: the mask hides
+    scale: "head" sqrt(d_head), "model" sqrt(d_model), "d_head" d_head itself, "n_heads" sqrt(n_heads), "none".
+    hide: the mask hides
     j >= i + hide (1: the future, 0: the diagonal too, 2: leaks the next token, None: no mask). fill: what
     masked scores become. mask_after: multiply the weights by the mask after the softmax instead. split /
     merge: heads split into / merged from consecutive column blocks (True), by a bare reshape without the
     transpose (False), "interleaved" (reshape(n, d_head, n_heads): head h takes every n_heads-th column), or
     merged "reversed" (the last head first). transposed: the weights among "qkvo" used as u @ W.T.
-    project: the merged heads multiplied by W_o (False: forgotten).
+    project: the merged heads multiplied by W_o (False: forgotten). scores_transposed: k @ q.T in place of q @ k.T.
     """  # (n, d_model) -> (n, d_model)
     n, d = u.shape
     d_head = d // n_heads
@@ -119,8 +122,9 @@ def attention_variant(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True, *, softmax=
         return t.reshape(n, n_heads, d_head).transpose(1, 0, 2) if split else t.reshape(n_heads, n, d_head)
 
     q, k, v = (heads_of(t) for t in (q, k, v))
-    divisor = {"head": math.sqrt(d_head), "model": math.sqrt(d), "d_head": d_head, "none": 1.0}[scale]
-    scores = q @ k.transpose(0, 2, 1) / divisor  # (n_heads, n, n)
+    divisor = {"head": math.sqrt(d_head), "model": math.sqrt(d), "d_head": d_head, "n_heads": math.sqrt(n_heads),
+               "none": 1.0}[scale]
+    scores = (k @ q.transpose(0, 2, 1) if scores_transposed else q @ k.transpose(0, 2, 1)) / divisor  # (h, n, n)
     hidden = np.triu(np.ones((n, n), dtype=bool), k=hide) if causal and hide is not None else np.zeros((n, n), bool)
     if mask_after:
         weights = softmax(scores, axis=softmax_axis) * ~hidden
@@ -260,6 +264,9 @@ MISTAKES = [
     mistake("gelu.no_half", "this matches exactly 2× GELU: the leading 0.5 is missing, "
             "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
             gelu=partial(gelu_tanh, half=1.0)),
+    mistake("gelu.no_x", "this matches the GELU gate without the x in front, 0.5 * (1 + tanh(...)): GELU is x times "
+            "the gate, 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))",
+            gelu=partial(gelu_tanh, gate_only=True)),
     mistake("gelu.square", "this matches the tanh GELU with x**2 in place of x**3: the cubic term is 0.044715 * x**3",
             gelu=partial(gelu_tanh, power=2)),
     # softmax and attention
@@ -291,6 +298,12 @@ MISTAKES = [
     mistake("attention.scale_d_head", "this matches scores divided by d_head: divide by its square root, "
             "sqrt(d_head) (d_head = d_model // n_heads)",
             attention=partial(attention_variant, scale="d_head")),
+    mistake("attention.scale_n_heads", "this matches scores divided by sqrt(n_heads): divide by sqrt(d_head), "
+            "d_head = d_model // n_heads (with one head, this is the same as no scaling)",
+            attention=partial(attention_variant, scale="n_heads")),
+    mistake("attention.scores_transposed", "this matches scores k @ q.T, the transpose: row i of the scores is "
+            "query i against every key, q @ k.T, and the mask and the softmax act on that",
+            attention=partial(attention_variant, scores_transposed=True)),
     mistake("attention.no_scale", "this matches scores that are not scaled: divide q @ k.T by sqrt(d_head)",
             attention=partial(attention_variant, scale="none")),
     mistake("attention.head_split", "this matches heads split (or merged) with a bare reshape(n_heads, n, d_head): "

@@ -84,7 +84,7 @@ def test_llama3_8b_block_with_d_ff_14336(student, mistakes):
                                  counts_off(4096, 14336, 1024, "llama")))
 
 
-@pytest.mark.points(0.75)
+@pytest.mark.points(0.5)
 def test_llama_default_d_ff_at_4096(student, mistakes):
     """The course script's block (4096, 32 heads, 8 K/V heads, default d_ff = 11008) has 177,217,536 parameters."""
     got = student.count_params(4096, 32, 8, style="llama")
@@ -92,6 +92,16 @@ def test_llama_default_d_ff_at_4096(student, mistakes):
                  what="count_params(4096, 32, 8, style=\"llama\") with the default d_ff = round(8·4096/3/256)·256 "
                       "= 11008",
                  diagnose=either(mistakes.count_params(4096, 32, 8, style="llama"), counts_off(4096, 11008, 1024, "llama")))
+
+
+@pytest.mark.points(0.25)
+def test_llama_default_d_ff_at_2048_rounds_to_the_nearest(student, mistakes):
+    """At d = 2048, 8d/3/256 is 21.33: round gives 21 (d_ff = 5376) where rounding up (ceil) would give 22."""
+    got = student.count_params(2048, 16, 8, style="llama")
+    assert_equal(got, {"attention": 12_582_912, "mlp": 33_030_144, "norm": 4_096, "total": 45_617_152},
+                 what="count_params(2048, 16, 8, style=\"llama\") with the default d_ff = round(8·2048/3/256)·256 "
+                      "= 21·256 = 5376 (round to the nearest multiple of 256, not up)",
+                 diagnose=mistakes.count_params(2048, 16, 8, style="llama"))
 
 
 @pytest.mark.property

@@ -110,6 +110,11 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                          "256 * ((int(8 * d_model / 3) + 256 - 1) // 256)")]),
     "params.no_w_o": ("params", [(GPT2_RETURN, GPT2_RETURN.replace("4 * d_model**2 + 4 * d_model",
                                                                    "3 * d_model**2 + 3 * d_model"))]),
+    # red team r1, from a release: uncatalogued before, and the first was told "scores that are not scaled"
+    "attention.scale_n_heads": ("attention", [(" / math.sqrt(q.shape[-1])", ""),
+                                              ("q, k, v = u @ W_q,", "q, k, v = u @ W_q / math.sqrt(n_heads),")]),
+    "attention.scores_transposed": ("attention", [("q @ k.swapaxes(-2, -1)", "k @ q.swapaxes(-2, -1)")]),
+    "gelu.no_x": ("gelu", [("0.5 * x * (1 + np.tanh", "0.5 * (1 + np.tanh")]),
 }
 
 
@@ -181,7 +186,7 @@ TOTAL = '"total": attention + mlp + norm}'
 # The catalogue's mistakes that are numeric slips: a constant or a formula off by a little, every property kept.
 SLIPS = {"layernorm.ddof1", "layernorm.eps_outside", "gelu.erf", "gelu.constant", "gelu.rounded",
          "attention.scale_d_model", "attention.no_scale", "layernorm.eps", "layernorm.eps_after",
-         "attention.scale_d_head"}
+         "attention.scale_d_head", "attention.scale_n_heads"}
 
 FAULTS: dict[str, Fault] = {
     **{mistake: Fault(module, {module: changes}, mistake in SLIPS, mistake)          # (each module is its problem's)
@@ -258,6 +263,18 @@ FAULTS: dict[str, Fault] = {
     # every head reads the first head's values
     "att_v_of_head_0": Fault("attention", {"attention": [(ATTEND_CALL, ATTEND_CALL.replace("v[..., s]",
                                                                                            "v[..., :d_head]"))]}),
+    # red team r1: catalogued mistakes in other idioms, written from a release
+    "gelu_sqrt_2_pi": Fault("gelu", {"gelu": [("math.sqrt(2 / math.pi)", "math.sqrt(2 * math.pi)")]},
+                            slip=True, mistake="gelu.constant"),
+    "att_scale_sqrt_n_heads_in_attend": Fault("attention", {"attention": [
+        ("def attend(q, k, v, causal=True):", "def attend(q, k, v, causal=True, n_heads=1):"),
+        (SCALE, " / np.sqrt(n_heads)"), (ATTEND_CALL, ATTEND_CALL[:-1] + ", n_heads)")]},
+        slip=True, mistake="attention.scale_n_heads"),
+    # red team r1: uncatalogued slips of students, and what their failed tests must say (WORDS)
+    "att_ignores_causal_false": Fault("attention", {"attention": [("    if causal:\n", "    if True:\n")]}),
+    "params_llama_norm_4d": Fault("params", {"params": [("3 * d_model * d_ff, 2 * d_model",
+                                                         "3 * d_model * d_ff, 4 * d_model")]}),
+    "mlp_np_not_imported": Fault("block", {"block": [(MLP_RETURN, "return np.dot(gelu(u @ W_1), W_2)")]}),
 }
 
 # Faults above that the catalogue now names (each written differently from its mutant in MUTANTS).
@@ -287,6 +304,8 @@ WORDS = {
     "params_no_b_o": ("attention is short by 768: 1 vector of d",),
     "params_llama_w_k_only": ("attention is short by 4,194,304: 1 d×(n_kv_heads·d_head) matrix",),
     "att_v_of_head_0": ("right with 1 head, wrong with 2",), "gelu_quarter": ("the expected one times 0.5",),
+    "att_ignores_causal_false": ("causal=False",), "params_llama_norm_4d": ("'norm'", "norm 2d"),
+    "mlp_np_not_imported": ("NameError", "line"),
 }
 FAULTS.update({name: replace(FAULTS[name], words=words) for name, words in WORDS.items()})
 

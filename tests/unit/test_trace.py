@@ -213,3 +213,27 @@ def test_a_case_without_a_reference_is_a_one_line_error(tmp_path):
     write_tree(tmp_path / "empty", {})
     code, output = trace("--path", tmp_path / "missing")
     assert code == 2 and "folder not found" in output
+
+
+def test_a_near_miss_in_a_called_function_is_named_and_marks_no_row_of_its_own_step(tmp_path):
+    """gelu with 0.0447 for 0.044715 is within the tolerance at its own step (grade check passes it) and W_2 carries
+    its difference beyond it at mlp's: the rows of gelu's step are ✓ like the step, and mlp's verdict sends the
+    student to gelu(), not to a correct mlp()."""
+    folder = faulty(tmp_path, "me", {"gelu": [("0.044715", "0.0447")]})
+    code, output = trace("--path", folder)
+    step = output[output.index("7. MLP hidden layer"):output.index("8. m = mlp")]
+    assert step.splitlines()[0].endswith("✓") and "✗" not in step
+    found = verdicts(output)
+    assert found["gelu"] == "✓ gelu()"
+    assert found["mlp"].startswith("✗ mlp() differs at step 8; gelu(), which it is meant to call, matches the "
+                                   "reference only within the tolerance") and "look at gelu() first" in found["mlp"]
+
+
+def test_an_exception_shows_its_message_and_the_students_line(tmp_path):
+    """A trace runs on the student's own machine: the exception's message and line are theirs to see."""
+    folder = faulty(tmp_path, "me", {"block": [("return gelu(u @ W_1) @ W_2", "return np.dot(gelu(u @ W_1), W_2)")]})
+    code, output = trace("--path", folder)
+    assert code == 1
+    step = output[output.index("8. m = mlp"):output.index("9. y = block")]
+    assert "NameError: name 'np' is not defined" in step and 'File "block.py", line 13, in mlp' in step
+    assert verdicts(output)["mlp"] == "✗ mlp() failed at step 8: mlp() raised NameError."
