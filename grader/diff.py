@@ -57,12 +57,22 @@ def non_finite(got: np.ndarray, bad: np.ndarray) -> str:
     return "; ".join(parts)
 
 
-def _cell(value: float, marked: bool) -> str:
-    return f"{value:.3f}" + ("*" if marked else " ")
+def _cell(value: float, marked: bool, decimals: int = 3) -> str:
+    return f"{value:.{decimals}f}" + ("*" if marked else " ")
+
+
+def decimals_to_tell(got: np.ndarray, expected: np.ndarray, marked: np.ndarray, least: int = 3, most: int = 10) -> int:
+    """The fewest decimals (``least`` to ``most``) at which each marked entry of ``got`` prints unlike its
+    ``expected``: a near miss outside the tolerance must not read as equal numbers."""
+    for decimals in range(least, most + 1):
+        if all(f"{g:.{decimals}f}" != f"{e:.{decimals}f}" for g, e in zip(got[marked], expected[marked])):
+            return decimals
+    return most
 
 
 def excerpt(got: np.ndarray, expected: np.ndarray, off: np.ndarray) -> str:
-    """A few rows of expected over yours, 3 decimals, ``*`` after each entry outside the tolerance.
+    """A few rows of expected over yours, 3 decimals (more when a differing entry would print the same),
+    ``*`` after each entry outside the tolerance.
 
     Arrays of more than 2 dimensions are shown as rows of their last axis; 0-d and 1-d as one row.
     """
@@ -75,13 +85,16 @@ def excerpt(got: np.ndarray, expected: np.ndarray, off: np.ndarray) -> str:
     cols = slice(col0, col0 + EXCERPT_COLUMNS)
     rows = range(row0, min(row0 + EXCERPT_ROWS, rows_e.shape[0]))
     labels = {r: (index(r * width, shape).rsplit(",", 1)[0] + ", :]" if len(shape) > 1 else "[:]") for r in rows}
-    cells = [[_cell(v, o) for v, o in zip(block[r, cols], rows_o[r, cols])]
+    shown = np.zeros_like(rows_o)
+    shown[rows.start:rows.stop, cols] = rows_o[rows.start:rows.stop, cols]
+    decimals = decimals_to_tell(rows_g[shown], rows_e[shown], np.ones(int(shown.sum()), dtype=bool))
+    cells = [[_cell(v, o, decimals) for v, o in zip(block[r, cols], rows_o[r, cols])]
              for r in rows for block in (rows_e, rows_g)]
     size = max(len(c) for row in cells for c in row)
     pad = max(len(label) for label in labels.values())
     note = "" if width <= EXCERPT_COLUMNS else f", columns {cols.start} to {min(cols.stop, width) - 1} of {width}"
     more = rows_e.shape[0] - rows.stop
-    lines = [f"excerpt (3 decimals, * = outside the tolerance{note}):"]
+    lines = [f"excerpt ({decimals} decimals, * = outside the tolerance{note}):"]
     for i, r in enumerate(rows):
         for j, name in enumerate(("expected", "yours   ")):
             label = labels[r] if j == 0 else ""

@@ -163,6 +163,17 @@ def test_excerpt_shows_rows_from_the_first_difference_and_marks_only_the_differi
     assert "[0, :]" not in detail                                       # rows before the first difference left out
 
 
+def test_a_near_miss_is_printed_with_the_digits_that_show_it():
+    expected = np.array([[0.5, 0.25], [1.0, -1.0]])
+    got = expected.copy()
+    got[1, 0] += 3e-5                                       # beyond rtol 1e-5, the same at 3 decimals
+    detail = _mismatch(got, expected).detail
+    excerpt = detail[detail.index("excerpt"):].splitlines()
+    assert excerpt[0] == "excerpt (5 decimals, * = outside the tolerance):"
+    assert excerpt[1].split() == ["[1,", ":]", "expected", "1.00000*", "-1.00000"]
+    assert excerpt[2].split() == ["yours", "1.00003*", "-1.00000"]
+
+
 def test_excerpt_of_a_long_vector_is_a_window_around_the_first_difference():
     expected = np.linspace(0.0, 1.0, 40)
     got = expected.copy()
