@@ -167,6 +167,30 @@ def test_an_attempt_is_not_blank(tmp_path):
     assert not is_blank(course, tmp_path)
 
 
+STUB_GELU = (PROJECT / "exercises" / "gelu.py").read_text()
+GELU = "0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))"
+
+
+@pytest.mark.parametrize("attempt", [
+    STUB_GELU + f"\n\ngelu = lambda x: {GELU}\n",                          # the stub left above a lambda
+    STUB_GELU.replace("def gelu(x)", "def _gelu(x)") + f"\n\ngelu = lambda x: {GELU}\n",
+    STUB_GELU + f"\n\nexec('def gelu(x):\\n    return {GELU}')\n",
+    STUB_GELU + "\n\nfrom math import erf as gelu\n",
+    STUB_GELU + "\n\nif True:\n    def gelu(x):\n        return x\n",
+    "import functools\n\n\n@functools.lru_cache\ndef gelu(x):\n    pass\n",
+    STUB_GELU + "\n\ndef _later(eps=globals().update(gelu=abs)):\n    pass\n",
+], ids=["lambda-below-stub", "lambda", "exec", "import-as", "if", "decorator", "default-with-code"])
+def test_a_function_bound_other_than_by_a_plain_def_is_an_attempt_not_blank(tmp_path, attempt):
+    from grader.collect import one
+    from grader.course import load
+
+    for module in MODULES:
+        shutil.copy(PROJECT / "exercises" / f"{module}.py", tmp_path)
+    (tmp_path / "gelu.py").write_text(attempt)
+    submission = one(load(PROJECT / "course.json"), "eve", tmp_path, tmp_path.parent / "work")
+    assert not submission.blank, submission.notes
+
+
 def test_a_big_module_is_refused_with_the_cap_and_the_excess(tmp_path):
     from grader.collect import from_path
     from grader.course import load
