@@ -163,8 +163,7 @@ On Windows, the same commands with `.venv\Scripts\grade`:
 
 ```bat
 .venv\Scripts\grade check
-.venv\Scripts\grade check {first}
-.venv\Scripts\grade trace
+.venv\Scripts\grade check {first}{trace_bat}
 ```
 
 It prints one row per problem (tests passed, points) and one line per failing test saying what was
@@ -179,6 +178,12 @@ The public tests are in `tests/`: read them to see exactly what is checked.
 ## Hand in
 
 Your `{manifest['exercises']}/*.py` files (a zip of them, or a notebook whose cells define the functions, works too).
+Make the zip and check it exactly as it will be graded (on Windows, with `.venv\Scripts\grade`):
+
+```sh
+.venv/bin/grade pack                       # writes hand-in.zip and says what will be graded
+.venv/bin/grade check --path hand-in.zip   # the public tests on the hand-in, as the grader reads it
+```
 """
 
 
