@@ -13,6 +13,7 @@ import os
 import stat
 import zipfile
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -28,10 +29,12 @@ SHOWN = 5                                               # names listed in one no
 
 @dataclass(frozen=True)
 class File:
-    """A regular file of the submission: its path relative to the submission, and its size in bytes."""
+    """A regular file of the submission: its path relative to the submission, its size in bytes, and when it
+    was last changed (seconds since the epoch; 0 when unknown)."""
 
     path: PurePosixPath
     size: int
+    mtime: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,8 @@ def choose(files: Sequence[File], modules: Sequence[str], is_stub: Callable[[Pur
     """Pick the folder to grade and the files to take from it.
 
     The folder is the one holding the most course modules (``<module>.py``), preferring modules that are not
-    the released stubs, then the shallower folder; without any module, the shallowest folder holding notebooks,
+    the released stubs, then the most recently changed (an old attempt beside the final one), then the
+    shallower folder; without any module, the shallowest folder holding notebooks,
     else ``.py`` files (the grader converts those). Its own modules (or notebooks, or .py files) are always taken;
     the other files under it (data they read, helper modules) are taken smallest first within the caps.
 
@@ -137,16 +141,19 @@ def _root(files: Sequence[File], modules: set[str], is_stub: Callable[[PurePosix
     """The folder to grade; the names in it that must be taken (its modules, notebooks or .py files); and the
     note that says which folder was graded and why (empty for the top with nothing to choose from)."""
     found: dict[PurePosixPath, list[PurePosixPath]] = {}
+    newest: dict[PurePosixPath, float] = {}
     for f in files:
         if f.path.name in modules:
             found.setdefault(f.path.parent, []).append(f.path)
+            newest[f.path.parent] = max(newest.get(f.path.parent, 0.0), f.mtime)
     if found:
         own = {folder: sum(not is_stub(p) for p in paths) for folder, paths in found.items()}
-        ranked = sorted(found, key=lambda d: (-own[d], -len(found[d]), len(d.parts), d.as_posix()))
+        ranked = sorted(found, key=lambda d: (-own[d], -len(found[d]), -newest[d], len(d.parts), d.as_posix()))
         root, others = ranked[0], ranked[1:]
         why = f"graded the course's modules in {_where(root)}"
         if others:
-            why += f", not those in {_listed([_where(d) for d in others])}: {_reason(root, others[0], found, own)}"
+            why += f", not those in {_listed([_where(d) for d in others])}: " \
+                   f"{_reason(root, others[0], found, own, newest)}"
         return root, {p.name for p in found[root]}, why if root != TOP or others else ""
     for suffix, kind in ((".ipynb", "notebooks"), (".py", ".py files")):
         folders = {f.path.parent for f in files if f.path.suffix == suffix}
@@ -162,7 +169,7 @@ def _where(folder: PurePosixPath) -> str:
 
 
 def _reason(root: PurePosixPath, runner_up: PurePosixPath, found: Mapping[PurePosixPath, list],
-            own: Mapping[PurePosixPath, int]) -> str:
+            own: Mapping[PurePosixPath, int], newest: Mapping[PurePosixPath, float]) -> str:
     """Why ``root`` was graded rather than ``runner_up``, in the order :func:`_root` ranks them."""
     stubs = any(own[d] < len(found[d]) for d in found)
     if stubs and own[root] > own[runner_up]:
@@ -170,6 +177,8 @@ def _reason(root: PurePosixPath, runner_up: PurePosixPath, found: Mapping[PurePo
             "it holds the most modules changed from the released stubs"
     if len(found[root]) > len(found[runner_up]):
         return "it holds the most of them"
+    if newest[root] > newest[runner_up]:
+        return "its modules were changed last"
     return "it is the nearest the top" if len(root.parts) < len(runner_up.parts) else "it comes first by name"
 
 
@@ -189,7 +198,7 @@ def in_zip(archive: Path, functions: Mapping[str, str]) -> Choice:
     """
     try:
         with zipfile.ZipFile(archive) as zf:
-            entries = {safe_name(i.filename): i for i in reversed(zf.infolist())}   # the first of duplicates
+            entries = regular_entries(zf)
 
             def read(path: PurePosixPath, limit: int) -> bytes:
                 with zf.open(entries[path]) as f:
@@ -216,25 +225,37 @@ def folder_files(folder: Path) -> list[File]:
             except OSError:
                 continue
             if stat.S_ISREG(info.st_mode):
-                found.append(File(rel / name, info.st_size))
+                found.append(File(rel / name, info.st_size, info.st_mtime))
     return found
 
 
-def zip_files(archive: zipfile.ZipFile) -> list[File]:
-    """The regular files a zip lists, by their safe relative names (unsafe ones are :mod:`grader.safezip`'s to note).
-
-    Sizes are the zip's claims: :func:`grader.safezip.extract` never writes more than an entry claims.
-    """
-    found, seen = [], set()
+def regular_entries(archive: zipfile.ZipFile) -> dict[PurePosixPath, zipfile.ZipInfo]:
+    """The zip's regular files by their safe relative names, the first of each name, as
+    :func:`grader.safezip.extract` unpacks them (unsafe names, links and special files are its to note)."""
+    found: dict[PurePosixPath, zipfile.ZipInfo] = {}
     for info in archive.infolist():
         rel = safe_name(info.filename)
         mode = info.external_attr >> 16
         if rel is None or info.is_dir() or stat.S_ISLNK(mode) or (mode and stat.S_IFMT(mode)
-                                                                   and not stat.S_ISREG(mode)) or rel in seen:
+                                                                   and not stat.S_ISREG(mode)) or rel in found:
             continue
-        seen.add(rel)
-        found.append(File(rel, info.file_size))
+        found[rel] = info
     return found
+
+
+def zip_files(archive: zipfile.ZipFile) -> list[File]:
+    """The regular files a zip lists (:func:`regular_entries`), with the sizes and dates it claims.
+
+    Sizes are the zip's claims: :func:`grader.safezip.extract` never writes more than an entry claims.
+    """
+    return [File(rel, info.file_size, _zip_time(info)) for rel, info in regular_entries(archive).items()]
+
+
+def _zip_time(info: zipfile.ZipInfo) -> float:
+    try:
+        return datetime(*info.date_time).timestamp()
+    except (ValueError, OverflowError):                  # a date the zip made up (month 0)
+        return 0.0
 
 
 MAX_PARSED = 1 << 20        # bytes of a module read to tell whether it is a stub; a larger one is an attempt
@@ -257,21 +278,58 @@ PLACEHOLDERS = {ast.dump(s) for s in ast.parse("pass\n...\nraise NotImplementedE
 
 
 def untouched(source: str | bytes, functions: Iterable[str]) -> bool:
-    """Whether a module's source defines none of ``functions`` beyond a placeholder: each is missing, or its body
-    (its docstring aside) is only ``pass``, ``...`` or ``raise NotImplementedError``, as the released stubs are.
-    Parsed, never run; code that does not parse is an attempt."""
+    """Whether a module's source defines none of ``functions`` beyond a placeholder, as the released stubs do:
+    besides its docstring and imports it holds only plain ``def``s, and each of ``functions`` is missing or has a
+    body (its docstring aside) of only ``pass``, ``...`` or ``raise NotImplementedError``.
+
+    Parsed, never run. Anything else that could bind a function (an assignment such as ``gelu = lambda x: ...``,
+    ``exec``, an ``if``, a decorator, an import of one of ``functions`` or ``*``, a default that is not a plain
+    value) makes the module an attempt: a real attempt is never flagged blank. Code that does not parse is an
+    attempt too."""
     try:
         tree = ast.parse(source)
     except (Exception, RecursionError):                  # SyntaxError, MemoryError, a nesting too deep
         return False
-    defined = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for name in functions:
-        if name not in defined:
-            continue
-        body = defined[name].body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            body = body[1:]                              # the docstring
-        if not {ast.dump(s) for s in body} <= PLACEHOLDERS:
+    functions = set(functions)
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound = {(a.asname or a.name).split(".")[0] for a in node.names}
+            if "*" in bound or bound & functions:
+                return False
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.decorator_list or not all(_plain(e) for e in _evaluated(node.args, node.returns)):
+                return False
+            if node.name in functions and not _placeholder(node.body):
+                return False
+        elif not (i == 0 and _docstring(node)):
             return False
     return True
+
+
+def _docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _placeholder(body: list[ast.stmt]) -> bool:
+    """A function body that is only a docstring and ``pass`` / ``...`` / ``raise NotImplementedError``."""
+    if body and _docstring(body[0]):
+        body = body[1:]
+    return {ast.dump(s) for s in body} <= PLACEHOLDERS
+
+
+def _evaluated(args: ast.arguments, returns: ast.expr | None) -> list[ast.expr]:
+    """What a ``def`` statement evaluates when it runs: its defaults and annotations."""
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg, args.kwarg))]
+    return [*args.defaults, *filter(None, args.kw_defaults), *filter(None, (a.annotation for a in every)),
+            *filter(None, [returns])]
+
+
+def _plain(node: ast.expr) -> bool:
+    """A value that runs no code when evaluated: a constant, a name, ``np.float32``, ``-1``, a tuple of these."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _plain(node.operand)
+    if isinstance(node, ast.Attribute):
+        return _plain(node.value)
+    if isinstance(node, ast.Tuple):
+        return all(_plain(e) for e in node.elts)
+    return isinstance(node, (ast.Constant, ast.Name))

@@ -123,7 +123,7 @@ def check(*problems: str, notebook: str | Path | None = None, course: str | Path
 def _grade_magic(line: str) -> Checked | None:
     """``%grade check [PROBLEM ...] [--notebook FILE]``: :func:`check` from a cell, as in a terminal."""
     words = shlex.split(line)
-    if not words or words[0] != "check":
+    if not words or words[0] != "check" or words[-1] == "--notebook":
         print("usage: %grade check [PROBLEM ...] [--notebook FILE]")
         return None
     notebook = None

@@ -146,7 +146,7 @@ On Windows (Command Prompt or PowerShell):
 
 ```bat
 py -m venv .venv
-.venv\Scripts\pip install .
+.venv\\Scripts\\pip install .
 ```
 
 ## Check your work
@@ -159,12 +159,11 @@ On macOS or Linux:
 .venv/bin/grade check --json me.json   # also write the result as a score file{trace_sh}
 ```
 
-On Windows, the same commands with `.venv\Scripts\grade`:
+On Windows, the same commands with `.venv\\Scripts\\grade`:
 
 ```bat
-.venv\Scripts\grade check
-.venv\Scripts\grade check {first}
-.venv\Scripts\grade trace
+.venv\\Scripts\\grade check
+.venv\\Scripts\\grade check {first}{trace_bat}
 ```
 
 It prints one row per problem (tests passed, points) and one line per failing test saying what was
@@ -179,12 +178,11 @@ The public tests are in `tests/`: read them to see exactly what is checked.
 ## Hand in
 
 Your `{manifest['exercises']}/*.py` files (a zip of them, or a notebook whose cells define the functions, works too).
-`grade pack` writes `hand-in.zip` from `{manifest['exercises']}/` and reads it back as the grader will (which
-modules it found, anything left out); then check the very file you hand in:
+Make the zip and check it exactly as it will be graded (on Windows, with `.venv\\Scripts\\grade`):
 
 ```sh
-.venv/bin/grade pack                           # Windows: .venv\\Scripts\\grade pack
-.venv/bin/grade check --path hand-in.zip       # Windows: .venv\\Scripts\\grade check --path hand-in.zip
+.venv/bin/grade pack                       # writes hand-in.zip and says what will be graded
+.venv/bin/grade check --path hand-in.zip   # the public tests on the hand-in, as the grader reads it
 ```
 
 Working in a notebook? In a cell: `from grader import check; check()` (or `check("{course.problems[0].name}")`) runs the

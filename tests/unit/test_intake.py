@@ -61,6 +61,15 @@ def test_the_folder_whose_modules_are_not_the_stubs_wins_and_the_note_says_why()
     assert more.root == P("exercises") and "it holds the most of them" in more.notes[0]
 
 
+def test_of_two_attempts_the_folder_changed_last_is_graded_whatever_their_names():
+    old = [File(P(f"attempt2/{m}.py"), 2000, 1_700_000_000.0) for m in MODULES]
+    final = [File(P(f"attempt1/{m}.py"), 2000, 1_700_000_000.0 + (m == "gelu")) for m in MODULES]
+    got = choose(old + final, MODULES, lambda p: False)
+    assert got.root == P("attempt1")
+    assert got.notes[0] == ("graded the course's modules in attempt1/, not those in attempt2/: its modules were "
+                            "changed last")
+
+
 def test_big_files_and_too_many_files_beside_the_modules_are_left_out_with_the_cap_named():
     files = listing(("gelu.py", 100), ("coef.txt", 10), ("weights.npy", 6 << 20), ("a.txt", 1), ("b.txt", 2))
     got = choose(files, MODULES, lambda p: False, max_files=3, max_bytes=5 << 20)
@@ -165,6 +174,64 @@ def test_an_attempt_is_not_blank(tmp_path):
     assert not is_blank(course, tmp_path)
     (tmp_path / "gelu.py").write_text("def gelu(x:\n")                           # broken code is an attempt
     assert not is_blank(course, tmp_path)
+
+
+STUB_GELU = (PROJECT / "exercises" / "gelu.py").read_text()
+GELU = "0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))"
+
+
+@pytest.mark.parametrize("attempt", [
+    STUB_GELU + f"\n\ngelu = lambda x: {GELU}\n",                          # the stub left above a lambda
+    STUB_GELU.replace("def gelu(x)", "def _gelu(x)") + f"\n\ngelu = lambda x: {GELU}\n",
+    STUB_GELU + f"\n\nexec('def gelu(x):\\n    return {GELU}')\n",
+    STUB_GELU + "\n\nfrom math import erf as gelu\n",
+    STUB_GELU + "\n\nif True:\n    def gelu(x):\n        return x\n",
+    "import functools\n\n\n@functools.lru_cache\ndef gelu(x):\n    pass\n",
+    STUB_GELU + "\n\ndef _later(eps=globals().update(gelu=abs)):\n    pass\n",
+], ids=["lambda-below-stub", "lambda", "exec", "import-as", "if", "decorator", "default-with-code"])
+def test_a_function_bound_other_than_by_a_plain_def_is_an_attempt_not_blank(tmp_path, attempt):
+    from grader.collect import one
+    from grader.course import load
+
+    for module in MODULES:
+        shutil.copy(PROJECT / "exercises" / f"{module}.py", tmp_path)
+    (tmp_path / "gelu.py").write_text(attempt)
+    submission = one(load(PROJECT / "course.json"), "eve", tmp_path, tmp_path.parent / "work")
+    assert not submission.blank, submission.notes
+
+
+def test_a_zip_with_an_old_and_a_final_attempt_is_graded_from_the_final_one_by_its_dates(tmp_path):
+    from grader.collect import one
+    from grader.course import load
+
+    ddof1 = (ADA / "layernorm.py").read_text().replace("keepdims=True)", "keepdims=True, ddof=1)")
+    assert "ddof=1" in ddof1
+    with zipfile.ZipFile(tmp_path / "eve.zip", "w") as zf:
+        for folder, month in (("v1", 1), ("v2", 2)):             # v2, the final one, comes second by name
+            for name, source in ada(f"{folder}/").items():
+                text = ddof1 if folder == "v1" and name.endswith("layernorm.py") else source.read_text()
+                zf.writestr(zipfile.ZipInfo(name, date_time=(2024, month, 1, 12, 0, 0)), text)
+    submission = one(load(PROJECT / "course.json"), "eve", tmp_path / "eve.zip", tmp_path / "work")
+    assert "ddof=1" not in (submission.folder / "layernorm.py").read_text()
+    assert "graded the course's modules in v2/, not those in v1/: its modules were changed last" in submission.notes
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_a_link_entry_named_like_a_module_never_stands_in_for_the_file_unpacked(tmp_path):
+    """The stub check reads the entry that is unpacked: a link entry first, with the stub's text as its
+    target, does not make the student's real modules count as stubs."""
+    from grader.collect import one
+    from grader.course import load
+
+    with zipfile.ZipFile(tmp_path / "eve.zip", "w") as zf:
+        for module in MODULES:
+            zf.writestr(f"exercises/{module}.py", (PROJECT / "exercises" / f"{module}.py").read_text())
+            link = zipfile.ZipInfo(f"mine/{module}.py")
+            link.external_attr = (0o120777 << 16)
+            zf.writestr(link, (PROJECT / "exercises" / f"{module}.py").read_text())
+            zf.writestr(f"mine/{module}.py", (ADA / f"{module}.py").read_text())
+    submission = one(load(PROJECT / "course.json"), "eve", tmp_path / "eve.zip", tmp_path / "work")
+    assert submission.folder.name == "mine" and not submission.blank, submission.notes
 
 
 def test_a_big_module_is_refused_with_the_cap_and_the_excess(tmp_path):

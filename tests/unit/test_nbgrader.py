@@ -147,3 +147,10 @@ def test_check_from_a_real_kernel_on_the_released_notebook(course_dir, tmp_path)
     assert "gelu" in magic and "5/5" in magic and "✗" not in magic and "of its 15 points" in " ".join(magic.split())
     assert "gelu verdict: True" in unsaved                       # what the saved file defines passes
     assert "again: True" in unsaved and "gelu.py: what this kernel last ran differs from the saved" in unsaved
+
+
+def test_the_magic_without_a_notebook_after_its_flag_prints_the_usage(capsys):
+    from grader.jupyter import _grade_magic
+
+    assert _grade_magic("check layernorm --notebook") is None
+    assert capsys.readouterr().out.startswith("usage: %grade check")

@@ -8,7 +8,9 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import textwrap
+import zipfile
 from pathlib import PurePosixPath
 
 import nbformat
@@ -226,6 +228,24 @@ def readme_block(readme: str, heading: str, language: str = "sh") -> list[str]:
 def as_a_student(line: str) -> str:
     """A student's ddof=1 LayerNorm: the reference's variance line as a student writes it."""
     return "    var = np.var(x, axis=-1, keepdims=True, ddof=1)  # unbiased\n" if "x.var(" in line else line
+
+
+def test_the_readme_says_how_to_hand_in_and_its_commands_work_in_the_release(released, tmp_path):
+    """The README's hand-in commands, run in the release as a student would (the stubs filled with the reference)."""
+    release = shutil.copytree(released / "release", tmp_path / "release")
+    readme = (release / "README.md").read_text()
+    commands = readme_block(readme, "## Hand in")
+    assert commands == [".venv/bin/grade pack", ".venv/bin/grade check --path hand-in.zip"]
+    assert ".venv\\Scripts\\grade" in readme[readme.index("## Hand in"):]
+    for reference in (PROJECT / "solutions").glob("*.py"):
+        if (release / "exercises" / reference.name).exists():
+            shutil.copy(reference, release / "exercises" / reference.name)
+    for command in commands:
+        proc = subprocess.run([sys.executable, "-m", "grader", *shlex.split(command)[1:]], cwd=release,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{command}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+    assert sorted(zipfile.ZipFile(release / "hand-in.zip").namelist()) == sorted({
+        f"{p.module}.py" for p in load(PROJECT / "course.json").problems})
 
 
 @pytest.mark.slow
