@@ -135,6 +135,9 @@ def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> 
                 open(dest / rel, "wb") as out:
             shutil.copyfileobj(src, out)
     (dest / choice.root).mkdir(parents=True, exist_ok=True)
+    links = [f"{m}.py" for m in course.modules if (folder / choice.root / f"{m}.py").is_symlink()]
+    if links:
+        notes.append(f"left out {', '.join(links)}: a link, never followed (hand in the file itself)")
     return dest / choice.root
 
 

@@ -246,6 +246,23 @@ def test_a_big_module_is_refused_with_the_cap_and_the_excess(tmp_path):
                                      "limit of 5.0 MiB"), found[0].error
 
 
+def test_a_module_that_is_a_link_is_left_out_and_the_note_says_so(tmp_path):
+    from grader.collect import from_path
+    from grader.course import load
+
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(ADA / "gelu.py", tmp_path / "elsewhere" / "gelu.py")
+    folder = tmp_path / "subs" / "eve"
+    folder.mkdir(parents=True)
+    for m in MODULES:
+        if m != "gelu":
+            shutil.copy(ADA / f"{m}.py", folder / f"{m}.py")
+    (folder / "gelu.py").symlink_to(tmp_path / "elsewhere" / "gelu.py")
+    found, _ = from_path(load(PROJECT / "course.json"), tmp_path / "subs", tmp_path / "work")
+    assert not (found[0].folder / "gelu.py").exists()
+    assert "left out gelu.py: a link, never followed (hand in the file itself)" in found[0].notes
+
+
 # The student's side: grade pack, grade check on a hand-in; autograde --html after a plain run.
 
 def test_pack_writes_a_hand_in_that_check_and_autograde_read_alike(mini_course, tmp_path):
