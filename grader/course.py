@@ -23,13 +23,14 @@ the course's files behind the teaching feedback: see :class:`Feedback`. ``due`` 
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .errors import GradeError
 from .late import LatePolicy, parse_iso
@@ -128,6 +129,22 @@ def _fail(path: Path, field: str, message: str) -> GradeError:
     return GradeError(f"{path}: field {field!r}: {message}")
 
 
+TOP_LEVEL = ("assignment", "title", "exercises", "solutions", "limits", "imports", "release_hidden_details",
+             "feedback", "problems", "due", "late_policy", "lms")
+PROBLEM = ("name", "module", "functions", "points", "public", "hidden")
+
+
+def _only_known(data: dict, known: Iterable[str], path: Path, where: str = "") -> None:
+    """A key that nothing reads is a typo until shown otherwise (``"limts"`` would silently be no limits):
+    one line naming it and the closest known key."""
+    known = sorted(known)
+    for key in data:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise _fail(path, f"{where}{key}", f"unknown field ({hint}known: {', '.join(known)})")
+
+
 def _get(data: dict, key: str, kind, path: Path, where: str, default: Any = ...) -> Any:
     field = f"{where}{key}"
     if key not in data:
@@ -175,11 +192,10 @@ def load(path: str | Path = "course.json") -> Course:
     if not isinstance(data, dict):
         raise GradeError(f"{path}: must hold a JSON object")
     root = path.resolve().parent
+    _only_known(data, TOP_LEVEL, path)
     limits_data = _get(data, "limits", dict, path, "", {})
-    known = {f.name for f in fields(Limits)} - {"imports"}
+    _only_known(limits_data, {f.name for f in fields(Limits)} - {"imports"}, path, "limits.")
     for key in limits_data:
-        if key not in known:
-            raise _fail(path, f"limits.{key}", f"unknown limit (known: {', '.join(sorted(known))})")
         _get(limits_data, key, float, path, "limits.")
     imports = _get(data, "imports", list, path, "", list(Limits.imports))
     for i, name in enumerate(imports):
@@ -191,6 +207,7 @@ def load(path: str | Path = "course.json") -> Course:
         where = f"problems[{i}]."
         if not isinstance(entry, dict):
             raise _fail(path, f"problems[{i}]", "must be an object")
+        _only_known(entry, PROBLEM, path, where)
         name = _get(entry, "name", str, path, where)
         module = _get(entry, "module", str, path, where)
         functions = _get(entry, "functions", list, path, where)
@@ -214,10 +231,7 @@ def load(path: str | Path = "course.json") -> Course:
         raise _fail(path, "problems", "a function name appears in two problems")
     solutions = _get(data, "solutions", str, path, "", None)
     feedback_data = _get(data, "feedback", dict, path, "", {})
-    known = {f.name for f in fields(Feedback)}
-    for key in feedback_data:
-        if key not in known:
-            raise _fail(path, f"feedback.{key}", f"unknown field (known: {', '.join(sorted(known))})")
+    _only_known(feedback_data, {f.name for f in fields(Feedback)}, path, "feedback.")
     feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, "feedback.")
                            for key in feedback_data})
     due, late_policy = _lateness(data, path)
@@ -243,10 +257,7 @@ def _lateness(data: dict, path: Path) -> tuple[datetime | None, LatePolicy | Non
         return due, None
     if due is None:
         raise _fail(path, "late_policy", "needs a 'due' date-time")
-    known = {f.name for f in fields(LatePolicy)}
-    for key in policy_data:
-        if key not in known:
-            raise _fail(path, f"late_policy.{key}", f"unknown setting (known: {', '.join(sorted(known))})")
+    _only_known(policy_data, {f.name for f in fields(LatePolicy)}, path, "late_policy.")
     values = {key: _get(policy_data, key, float, path, "late_policy.") for key in policy_data}
     if "percent_per_day" not in values:
         raise _fail(path, "late_policy.percent_per_day", "is missing")
@@ -257,10 +268,8 @@ def _lateness(data: dict, path: Path) -> tuple[datetime | None, LatePolicy | Non
 
 def _lms(data: dict, path: Path) -> LmsIds:
     entries = _get(data, "lms", dict, path, "", {})
-    known = {f.name for f in fields(LmsIds)}
+    _only_known(entries, {f.name for f in fields(LmsIds)}, path, "lms.")
     for key, value in entries.items():
-        if key not in known:
-            raise _fail(path, f"lms.{key}", f"unknown LMS id (known: {', '.join(sorted(known))})")
         if type(value) is int and value >= 0:
             entries = {**entries, key: str(value)}
         elif not isinstance(value, str) or not value.strip() or any(c.isspace() or c == "|" for c in value):

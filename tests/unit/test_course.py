@@ -37,6 +37,9 @@ def test_the_project_course_loads(course):
     (lambda c: c.update(lms={"canvas_assignment_id": "abc"}), "lms.canvas_assignment_id"),
     (lambda c: c.update(lms={"blackboard_column_id": "66 4"}), "lms.blackboard_column_id"),
     (lambda c: c.update(lms={"moodle": "1"}), "lms.moodle"),
+    (lambda c: c.update(limts=c.pop("limits")), "limts"),                              # a typo is never ignored
+    (lambda c: c["problems"][0].update(point=3), "problems[0].point"),
+    (lambda c: c.update(feedback={"trace_date": "x.json"}), "feedback.trace_date"),
 ])
 def test_bad_fields_are_named(mini_course, change, field):
     data = json.loads(mini_course.read_text())
@@ -46,6 +49,14 @@ def test_bad_fields_are_named(mini_course, change, field):
         load(mini_course)
     message = str(err.value)
     assert str(mini_course) in message and f"'{field}'" in message and "\n" not in message
+
+
+def test_an_unknown_key_is_named_with_the_closest_known_one(mini_course):
+    data = json.loads(mini_course.read_text())
+    data["limts"] = data.pop("limits")
+    mini_course.write_text(json.dumps(data))
+    with pytest.raises(GradeError, match=r"field 'limts': unknown field \(did you mean 'limits'\? known: "):
+        load(mini_course)
 
 
 def test_not_json_and_missing_file(tmp_path):
