@@ -1,6 +1,7 @@
 """The ``grade`` command: click options only; each command calls plain functions from the modules."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -573,38 +574,36 @@ def precompute(course_path: Path, check_only: bool) -> None:
 @course_option
 @click.option("--path", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder with your modules (default: the course's exercises/ folder).")
-@click.option("--row-x10", "row_x10", type=int, default=None, metavar="ROW",
-              help="Multiply token ROW's embedding (1 to 5; 5 is ␣the) by 10 first.")
-@click.option("--change-last", is_flag=True, help="Replace the last token by another one first.")
-@click.option("--no-attention", is_flag=True, help="Switch the attention branch off (h = x).")
-@click.option("--random", "random_weights", is_flag=True,
-              help="Random weights (a fixed seed), two heads, gamma and beta set: checks what the toy cannot.")
-def trace(course_path: Path, path: Path | None, row_x10: int | None, change_last: bool, no_attention: bool,
-          random_weights: bool) -> None:
+@click.option("--case", "settings", multiple=True, metavar="KEY=VALUE",
+              help="A case of the worked example, as its trace module declares them (--cases lists them); "
+                   "repeat for several, e.g. --case row_x10=3 --case random.")
+@click.option("--cases", "list_cases", is_flag=True, help="List the worked example's cases and exit.")
+def trace(course_path: Path, path: Path | None, settings: tuple[str, ...], list_cases: bool) -> None:
     """Run the course's worked example through your functions, step by step, beside the reference.
 
     \b
-    Each step (x, LayerNorm(x), the attention weights, a, h = x + a, LayerNorm(h), the MLP's hidden
-    layer, m, y) is computed by your functions from the reference's previous step, so each step that
+    Each step is computed by your functions from the reference's previous step, so each step that
     differs judges its own function (two faults show at two steps), and beside it from your own previous
     step (where your block ends up). Exits 0 only when every step matches.
     Examples:
       grade trace
-      grade trace --random             # random weights, two heads, gamma and beta set
-      grade trace --row-x10 3          # a row scaled by 10
-      grade trace --change-last        # only the last token changes
-      grade trace --no-attention       # h = x
+      grade trace --cases              # what the worked example offers
+      grade trace --case row_x10=3     # the-block: token 3's embedding times 10
+      grade trace --case random        # the-block: random weights, two heads, gamma and beta set
     """
     from . import course as course_mod, trace as trace_mod, traceview
 
     course = course_mod.load(course_path)
+    if list_cases:
+        for key, (default, what) in trace_mod.case_options(course).items():
+            click.echo(f"--case {key}=VALUE  (default {json.dumps(default)}){': ' + what if what else ''}")
+        sys.exit(ExitStatus.OK)
+    case = trace_mod.case_from(course, settings)
     folder = path or course.exercises
     if not folder.is_dir():
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
-    case = {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention, "random": random_weights}
     result = trace_mod.run(course, folder, case)
-    what = [f"token {row_x10} times 10"] * (row_x10 is not None) + ["last token changed"] * change_last + \
-        ["attention off"] * no_attention + ["random weights, two heads, gamma and beta set"] * random_weights
+    asked = ", ".join(settings)
     traceview.trace_table(result, _console(), title=f"The worked example through your functions in {folder} "
-                                                    f"({', '.join(what) or 'as in the course'})")
+                                                    f"({asked or 'as in the course'})")
     sys.exit(ExitStatus.OK if result.matches else ExitStatus.FAILED)

@@ -3,7 +3,8 @@
 The course's trace module (course.json ``feedback.trace``) defines ``steps(**case)``, which yields
 ``(key, step, function responsible, compute)``: ``compute(f, v)`` gives the step from the functions ``f`` and
 ``v``, the earlier steps' values by key; ``cases()``, every case it takes; and optionally ``CALLS`` (function ->
-the course functions it is meant to call) and ``cannot_check(**case)`` (what a case's weights hide, or None).
+the course functions it is meant to call), ``CASES`` (each case keyword of ``steps`` -> one line for
+``grade trace --cases``) and ``cannot_check(**case)`` (what a case's weights hide, or None).
 
 Each step is computed twice with the student's functions: from the reference's earlier values ("yours": it judges
 that step's function alone, so two faults in two functions show at two steps) and from the student's own earlier
@@ -13,10 +14,11 @@ sandboxed worker through the same proxy as grading (:class:`grader.sandbox.Worke
 """
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -139,6 +141,42 @@ def reference_data(module: Any, functions: Any) -> dict:
     return {"cases": cases}
 
 
+def _module(course: Course) -> Any:
+    if course.feedback.trace is None or course.feedback.trace_data is None:
+        raise GradeError(f"{course.path}: field 'feedback': this course has no worked example to trace")
+    return import_course_module(course.feedback.trace)
+
+
+def case_options(course: Course) -> dict[str, tuple[Any, str]]:
+    """The worked example's case keys: key -> (its default, what it does), from its trace module: ``steps()``'s
+    keyword parameters, described by ``CASES`` (key -> one line) where the module has it."""
+    module = _module(course)
+    described = getattr(module, "CASES", {})
+    return {name: (p.default, described.get(name, "")) for name, p in inspect.signature(module.steps).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def case_from(course: Course, settings: Sequence[str]) -> dict:
+    """The case that ``grade trace --case KEY=VALUE ...`` asks for: the defaults, with each setting's value read as
+    JSON (``row_x10=3``, ``random=true``; a bare ``KEY`` is true; other text is a string).
+
+    :raises GradeError: a key the worked example does not take (naming the ones it does).
+    """
+    options = case_options(course)
+    case = {key: default for key, (default, _) in options.items()}
+    for setting in settings:
+        key, sep, text = setting.partition("=")
+        key = key.strip().replace("-", "_")
+        if key not in options:
+            raise GradeError(f"--case {setting}: the worked example has no case {key!r} "
+                             f"(its cases: {', '.join(options) or 'none'}: grade trace --cases)")
+        try:
+            case[key] = json.loads(text) if sep else True
+        except ValueError:
+            case[key] = text
+    return case
+
+
 def run(course: Course, folder: Path, case: dict) -> Trace:
     """Run the worked example's ``case`` through the functions in ``folder``, in the sandboxed worker.
 
@@ -146,8 +184,7 @@ def run(course: Course, folder: Path, case: dict) -> Trace:
         ``case``.
     """
     feedback = course.feedback
-    if feedback.trace is None or feedback.trace_data is None:
-        raise GradeError(f"{course.path}: field 'feedback': this course has no worked example to trace")
+    module = _module(course)
     try:
         data = json.loads(feedback.trace_data.read_text())
     except (OSError, ValueError) as err:
@@ -155,8 +192,10 @@ def run(course: Course, folder: Path, case: dict) -> Trace:
                          "instructors: run `grade precompute`") from None
     reference = data["cases"].get(case_key(case))
     if reference is None:
-        raise GradeError(f"no reference for this case; the worked example has {_rows(data)} rows")
-    module = import_course_module(feedback.trace)
+        offered = [json.loads(key) for key in data["cases"]]
+        values = {k: sorted({json.dumps(c.get(k)) for c in offered}) for k in case}
+        raise GradeError("the worked example has no such case: "
+                         + "; ".join(f"{k} is one of {', '.join(v)}" for k, v in values.items() if len(v) > 1))
     specs = list(module.steps(**case))
     if [s[0] for s in specs] != [r.get("key") for r in reference]:
         raise GradeError(f"{feedback.trace_data}: the reference's trace is out of date with {feedback.trace.name}; "
@@ -166,11 +205,6 @@ def run(course: Course, folder: Path, case: dict) -> Trace:
         student = Student(worker, course.functions, course.limits)
         steps = tuple(_steps(student, specs, reference))
     return Trace(case, steps, getattr(module, "CALLS", {}), blind)
-
-
-def _rows(data: dict) -> int:
-    first = next(iter(data["cases"].values()))
-    return len(first[0]["value"])
 
 
 class _Missing(Exception):

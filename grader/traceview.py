@@ -183,7 +183,7 @@ def blind_spot(trace: Trace) -> str:
     blind = trace.cannot_check
     if not blind:
         return ""
-    can = ["`grade trace --random` can"] if "random" in trace.case else []
+    can = [f"`grade trace --case {blind['see']}` can"] if blind.get("see") else []
     tests = blind.get("tests") or []
     if tests:
         can.append(f"and so do the public tests {', '.join(tests)} (`grade check` runs them)")

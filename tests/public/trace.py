@@ -16,10 +16,16 @@ import numpy as np
 
 from public.toy import PARAMS, X
 
-# The last token after --change-last: ␣the = [-0.5, -0.5, -0.5, 1.5] becomes another word.
+# The cases `grade trace --case KEY=VALUE` offers (steps()'s keywords; their defaults are the example itself).
+CASES = {"row_x10": "a token number 1 to 5: its embedding times 10 first (only the residual stream changes)",
+         "change_last": "true: the last token replaced by another word (rows 1 to 4 stay as they were)",
+         "no_attention": "true: the attention branch switched off (h = x)",
+         "random": "true: random weights (a fixed seed), two heads, W_o, gamma and beta set, d_ff = 16"}
+
+# The last token after --case change_last: ␣the = [-0.5, -0.5, -0.5, 1.5] becomes another word.
 CHANGED_LAST = np.array([1.0, -0.5, 0.5, -1.0])
 
-# Random weights for --random (one decimal each, a fixed seed): nothing is the identity, two heads.
+# Random weights for --case random (one decimal each, a fixed seed): nothing is the identity, two heads.
 _rng = np.random.default_rng(14)
 _D, _D_FF = X.shape[1], 16
 RANDOM = {**{name: _rng.uniform(-1, 1, (_D, _D)).round(1) for name in ("W_q", "W_k", "W_v", "W_o")},
@@ -46,10 +52,11 @@ def cases():
 
 def cannot_check(random=False, **case):
     """What a case cannot check, for `grade trace` to say, or None: ``because`` (its degenerate weights),
-    ``what`` (the parts of the code they hide) and ``tests``, the public tests that check them."""
+    ``what`` (the parts of the code they hide), ``see`` (a case that can: ``grade trace --case random``) and
+    ``tests``, the public tests that check them."""
     if random:
         return None
-    return {"because": "W_o = I, gamma = 1, beta = 0 and one head",
+    return {"because": "W_o = I, gamma = 1, beta = 0 and one head", "see": "random",
             "what": "W_o, gamma and beta, or how the heads are split and merged",
             "tests": ["test_gamma_scales_and_beta_shifts", "test_two_heads_scaled_by_sqrt_d_head",
                       "test_block_two_heads_with_gamma_and_beta"]}

@@ -392,4 +392,4 @@ def test_trace_and_help_on_an_ascii_stream_print_plain_text(tmp_path):
         out + proc.stderr.decode("ascii", "replace")
     help_ = subprocess.run([sys.executable, "-m", "grader", "trace", "--help"], capture_output=True, env=env,
                            timeout=300)
-    assert help_.returncode == 0 and b"--row-x10" in help_.stdout, help_.stderr      # its help holds a non-ASCII mark
+    assert help_.returncode == 0 and b"--case" in help_.stdout, help_.stderr      # its help holds a non-ASCII mark

@@ -149,7 +149,7 @@ def test_grade_check_works_in_the_release(released, tmp_path):
 
 def test_grade_trace_works_in_the_release(released, tmp_path):
     """From the release alone (no solutions): a layernorm and an mlp fault each named at its own step, and
-    --random, which sees a forgotten W_o the toy cannot."""
+    --case random, which sees a forgotten W_o the toy cannot."""
     release = tmp_path / "release"
     shutil.copytree(released / "release", release)
     mine = faulty(tmp_path, "me", {"layernorm": MUTANTS["layernorm.ddof1"][1], "block": MUTANTS["mlp.no_gelu"][1],
@@ -162,7 +162,7 @@ def test_grade_trace_works_in_the_release(released, tmp_path):
     assert "✗ layernorm() differs at steps 2 and 6; its input was the reference's" in text
     assert "✗ mlp() differs at step 8; its input was the reference's" in text
     assert "✓ attention()" in text and "this example cannot check W_o" in text
-    random = grade("trace", "--random", cwd=release)
+    random = grade("trace", "--case", "random", cwd=release)
     assert random.exit_code == 1, random.output
     assert "✗ attention() differs at step 5; its input was the reference's" in " ".join(random.output.split())
 

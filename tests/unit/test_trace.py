@@ -61,7 +61,7 @@ def test_the_reference_matches_at_every_step():
     assert code == 0, output
     assert "Every step matches the reference." in output
     assert "9. y = block(x) · block()  ✓" in output
-    code, output = trace("--path", "solutions", "--random")
+    code, output = trace("--path", "solutions", "--case", "random")
     assert code == 0, output
     assert "Every step matches the reference." in output and "10. y = block(x) · block()  ✓" in output
     assert "cannot check" not in output                             # the random case hides nothing it knows of
@@ -77,11 +77,11 @@ def verdicts(output: str) -> dict[str, str]:
 @pytest.mark.parametrize("mistake, options, function, steps", [
     ("layernorm.ddof1", [], "layernorm", "steps 2 and 6"),
     ("attention.no_mask", [], "attention", "steps 3 and 4"),
-    ("attention.mask_leak", ["--change-last"], "attention", "steps 3 and 4"),
+    ("attention.mask_leak", ["--case", "change_last"], "attention", "steps 3 and 4"),
     ("gelu.erf", [], "gelu", "step 7"),
     ("mlp.no_gelu", [], "mlp", "step 8"),
-    ("block.post_ln", ["--row-x10", 2], "block", "step 9"),
-    ("block.ignores_use_attention", ["--no-attention"], "block", "step 6"),
+    ("block.post_ln", ["--case", "row_x10=2"], "block", "step 9"),
+    ("block.ignores_use_attention", ["--case", "no_attention"], "block", "step 6"),
 ])
 def test_the_function_at_fault_is_named_at_its_own_steps(tmp_path, mistake, options, function, steps):
     folder = write_mutant(PROJECT / "solutions", tmp_path / "me", mistake)
@@ -122,10 +122,10 @@ def test_the_toy_says_what_it_cannot_see_and_random_weights_see_it(tmp_path, edi
     assert code == 0 and "Every step matches the reference." in output        # W_o = I, default gamma and beta
     note = " ".join(output[output.index("With W_o = I"):].split())
     assert note.startswith("With W_o = I, gamma = 1, beta = 0 and one head, this example cannot check W_o, gamma "
-                           "and beta, or how the heads are split and merged: `grade trace --random` can")
+                           "and beta, or how the heads are split and merged: `grade trace --case random` can")
     for test in load_trace_module().cannot_check()["tests"]:
         assert test in note
-    code, output = trace("--path", folder, "--random")
+    code, output = trace("--path", folder, "--case", "random")
     assert code == 1
     assert verdicts(output)[function] == (f"✗ {function}() differs at {steps}; its input was the reference's, so "
                                           f"look at {function}().")
@@ -160,7 +160,7 @@ def test_a_near_miss_gets_the_digits_that_show_it(tmp_path):
 
 
 def test_a_wide_step_fits_80_columns_and_shows_its_first_differing_column(tmp_path):
-    """The MLP's hidden layer of --random is 16 wide; a GELU that returns x above 3.5 differs only in column 9."""
+    """The MLP's hidden layer of --case random is 16 wide; a GELU that returns x above 3.5 differs only in column 9."""
     from rich.console import Console
 
     from grader import course as course_mod, trace as trace_mod, traceview
@@ -208,8 +208,18 @@ def test_a_students_copy_without_solutions_can_trace(tmp_path):
 
 
 def test_a_case_without_a_reference_is_a_one_line_error(tmp_path):
-    code, output = trace("--path", "solutions", "--row-x10", 9)
-    assert code == 2 and "no reference for this case" in output
+    code, output = trace("--path", "solutions", "--case", "row_x10=9")
+    assert code == 2 and "no such case: row_x10 is one of 1, 2, 3, 4, 5, null;" in output
+    code, output = trace("--path", "solutions", "--case", "rowx10=3")
+    assert code == 2 and "no case 'rowx10' (its cases: row_x10, change_last, no_attention, random" in output
+
+
+def test_the_cases_are_the_trace_modules_own(tmp_path):
+    """The grader declares no case: --cases lists the course's trace module's keywords and their lines."""
+    code, output = trace("--cases")
+    assert code == 0 and "--case row_x10=VALUE  (default null): a token number 1 to 5" in output
+    assert [line.split()[1].split("=")[0] for line in output.splitlines()] == [
+        "row_x10", "change_last", "no_attention", "random"]
     write_tree(tmp_path / "empty", {})
     code, output = trace("--path", tmp_path / "missing")
     assert code == 2 and "folder not found" in output
