@@ -1,6 +1,7 @@
 """The ``grade`` command: click options only; each command calls plain functions from the modules."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -49,8 +50,21 @@ def _console(stderr: bool = False):
     return Console(file=stream_for(stream), highlight=False, width=None if stream.isatty() else 160)
 
 
-course_option = click.option("--course", "course_path", default="course.json", show_default=True,
-                             type=click.Path(dir_okay=False, path_type=Path), help="The course manifest.")
+def course_option(command=None, *, help: str = "The course manifest."):
+    """``--course FILE`` and ``--assignment NAME``, handed to the command as one ``course_path``
+    (:class:`grader.course.CourseFile`) that ``course.load`` reads: every command takes both alike."""
+    def decorate(command):
+        @click.option("--course", "course_path", default="course.json", show_default=True,
+                      type=click.Path(dir_okay=False, path_type=Path), help=help)
+        @click.option("--assignment", "-a", "assignment", default=None, metavar="NAME",
+                      help="The assignment of course.json (needed when it lists several).")
+        @functools.wraps(command)
+        def with_course(*args, course_path: Path, assignment: str | None, **kwargs):
+            from .course import CourseFile
+
+            return command(*args, course_path=CourseFile(course_path, assignment), **kwargs)
+        return with_course
+    return decorate(command) if command is not None else decorate
 
 
 @click.group(cls=_Group)
@@ -150,7 +164,6 @@ def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (for scripts); the exit status tells.")
 @click.option("--nbgrader", "nbgrader_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Grade an nbgrader course's submitted/<student>/<assignment>/ folders instead.")
-@click.option("--assignment", help="The nbgrader assignment to grade (with --nbgrader).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Grade here (--jobs processes) or on a Dask cluster (--scheduler).")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="The Dask scheduler, e.g. tcp://10.0.0.5:8786.")
@@ -165,7 +178,7 @@ def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
               "without --html removes the older page).")
 @course_option
 def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
-              assignment: str | None, executor: str, scheduler: str | None, level: str, unsafe: bool,
+              executor: str, scheduler: str | None, level: str, unsafe: bool,
               run_as: str | None, force: bool, html: bool, course_path: Path) -> None:
     """Grade every submission in SUBMISSIONS with the public and hidden suites.
 
@@ -185,7 +198,7 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
     SIGTERM: the score files already written are kept).
     Examples:
       grade autograde submissions/ --out scores/ --jobs 2 --html
-      grade autograde --nbgrader nbgrader_course/ --assignment ps1 --out scores/
+      grade autograde --nbgrader nbgrader_course/ --out scores/      # submitted/<student>/<assignment>/
     """
     from . import course as course_mod, outlock, sandbox, signature
 
@@ -204,7 +217,7 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
     try:
         with outlock.hold(out_dir):                      # before anything in --out is touched
             key = signature.load_key(course.path, create=True)
-            status = _autograde(course, submissions, out_dir, jobs, quiet, nbgrader_dir, assignment, executor,
+            status = _autograde(course, submissions, out_dir, jobs, quiet, nbgrader_dir, executor,
                                 scheduler, level, force, html, key, written, run_as)
     except KeyboardInterrupt:
         click.echo(f"Interrupted: the score files already written are kept in {out_dir} ({len(written)} by this "
@@ -220,7 +233,7 @@ def _interrupt(signum, frame) -> None:
 
 
 def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
-               assignment: str | None, executor: str, scheduler: str | None, level: str, force: bool, html: bool,
+               executor: str, scheduler: str | None, level: str, force: bool, html: bool,
                key: bytes, written: list[str], run_as: str | None = None) -> ExitStatus:
     """The batch, with ``out_dir`` locked: its exit status. ``written`` gets each student whose file it wrote."""
     from . import collect, report, runner, sandbox, scoring, signature
@@ -238,7 +251,7 @@ def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet
     flagged: list[str] = []
     try:
         subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
-                                       assignment=assignment)
+                                       assignment=course.assignment if nbgrader_dir else None)
         by_student = {s.student: s for s in subs}
         job_list = [runner.Job(s.student, s.folder) for s in subs]
         err = _console(stderr=True)
@@ -476,9 +489,8 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
 @click.option("--moodle-key", type=click.Choice(["email", "username", "idnumber"]), default="email",
               show_default=True, help="Moodle: the user field the rows are matched on.")
 @click.option("--blackboard-column-id", help="Blackboard: the Grade Center column id (default: course.json lms).")
-@click.option("--course", "course_path", type=click.Path(dir_okay=False, path_type=Path), default="course.json",
-              show_default=True, help="The course the score files were graded with: its key checks their "
-              "signatures; also the LMS ids.")
+@course_option(help="The course the score files were graded with: its key checks their signatures; also the LMS "
+                   "ids.")
 def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, allow_missing: bool, allow_stale: bool,
            late_by_lms: bool, canvas_assignment_id: str | None, points_possible: bool, moodle_key: str,
            blackboard_column_id: str | None, course_path: Path) -> None:

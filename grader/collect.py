@@ -264,7 +264,7 @@ def gather(course: Course, work: Path, *, submissions: Path | None = None, nbgra
     """
     try:
         if (submissions is None) == (nbgrader is None) or (nbgrader is None) != (assignment is None):
-            raise GradeError("give SUBMISSIONS, or --nbgrader COURSE_DIR with --assignment NAME")
+            raise GradeError("give SUBMISSIONS, or --nbgrader COURSE_DIR (its submitted/<student>/<assignment>/ folders)")
         work.mkdir(parents=True, exist_ok=True)
         if nbgrader is not None:
             return from_nbgrader(course, nbgrader, assignment, work), []

@@ -175,12 +175,26 @@ def _suite(root: Path, value: str | None, path: Path, field: str) -> Path | None
     return suite
 
 
-def load(path: str | Path = "course.json") -> Course:
-    """Load and check course.json.
+@dataclass(frozen=True)
+class CourseFile:
+    """course.json and the assignment asked for (``--course`` and ``--assignment``): what :func:`load` reads."""
 
+    path: Path
+    assignment: str | None = None
+
+
+def load(path: "str | Path | CourseFile" = "course.json", assignment: str | None = None) -> Course:
+    """Load and check one assignment of course.json.
+
+    course.json is one assignment (the fields below), or a course: ``{"course": title, "assignments": [...]}``
+    with course-wide ``limits``, ``imports`` and ``lms`` that each assignment's own settings override key by key.
+
+    :param assignment: the assignment's name; optional when course.json holds one.
     :raises GradeError: a one-line message naming the file and the field, e.g.
         ``course.json: field 'problems[2].points': must be a number >= 0, got "ten"``.
     """
+    if isinstance(path, CourseFile):
+        path, assignment = path.path, path.assignment
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -191,22 +205,67 @@ def load(path: str | Path = "course.json") -> Course:
         raise GradeError(f"{path}: not valid JSON: {err}") from None
     if not isinstance(data, dict):
         raise GradeError(f"{path}: must hold a JSON object")
+    at = ""
+    if "assignments" in data:
+        data, at = _one_of(data, path, assignment)
+        raw = json.dumps(data, sort_keys=True).encode()  # this assignment's settings: another's edits leave it be
+    elif assignment is not None and assignment != data.get("assignment"):
+        raise GradeError(f"{path}: no assignment named {assignment!r} (it holds one: {data.get('assignment')!r})")
+    return _assignment(data, raw, path, at)
+
+
+COURSE = ("course", "limits", "imports", "lms", "assignments")
+
+
+def _one_of(data: dict, path: Path, name: str | None) -> tuple[dict, str]:
+    """The assignment ``name`` of a course, with the course-wide settings under its own, and its field prefix."""
+    _only_known(data, COURSE, path)
+    entries = _get(data, "assignments", list, path, "")
+    names = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise _fail(path, f"assignments[{i}]", "must be an object")
+        names.append(_get(entry, "assignment", str, path, f"assignments[{i}]."))
+    if not names:
+        raise _fail(path, "assignments", "must list at least one assignment")
+    if len(set(names)) != len(names):
+        raise _fail(path, "assignments", "assignment names must be unique")
+    if name is None and len(names) > 1:
+        raise GradeError(f"{path}: holds {len(names)} assignments: pass --assignment with one of {', '.join(names)}")
+    if name is not None and name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        raise GradeError(f"{path}: no assignment named {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                         + f"; its assignments: {', '.join(names)}")
+    i = names.index(name) if name is not None else 0
+    entry = dict(entries[i])
+    for key in ("limits", "lms"):
+        shared = _get(data, key, dict, path, "", {})
+        entry[key] = {**shared, **_get(entry, key, dict, path, f"assignments[{i}].", {})}
+        if not entry[key]:
+            del entry[key]
+    if "imports" in data and "imports" not in entry:
+        entry["imports"] = data["imports"]
+    return entry, f"assignments[{i}]."
+
+
+def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
+    """The Course of one assignment's settings ``data`` (``at``: their field prefix in course.json)."""
     root = path.resolve().parent
-    _only_known(data, TOP_LEVEL, path)
-    limits_data = _get(data, "limits", dict, path, "", {})
-    _only_known(limits_data, {f.name for f in fields(Limits)} - {"imports"}, path, "limits.")
+    _only_known(data, TOP_LEVEL, path, at)
+    limits_data = _get(data, "limits", dict, path, at, {})
+    _only_known(limits_data, {f.name for f in fields(Limits)} - {"imports"}, path, at + "limits.")
     for key in limits_data:
-        _get(limits_data, key, float, path, "limits.")
-    imports = _get(data, "imports", list, path, "", list(Limits.imports))
+        _get(limits_data, key, float, path, at + "limits.")
+    imports = _get(data, "imports", list, path, at, list(Limits.imports))
     for i, name in enumerate(imports):
         if not isinstance(name, str) or not NAME.match(name):
-            raise _fail(path, f"imports[{i}]", f"{name!r} is not the name of a top-level package")
+            raise _fail(path, f"{at}imports[{i}]", f"{name!r} is not the name of a top-level package")
     limits = Limits(**limits_data, imports=tuple(imports))
     problems = []
-    for i, entry in enumerate(_get(data, "problems", list, path, "")):
-        where = f"problems[{i}]."
+    for i, entry in enumerate(_get(data, "problems", list, path, at)):
+        where = f"{at}problems[{i}]."
         if not isinstance(entry, dict):
-            raise _fail(path, f"problems[{i}]", "must be an object")
+            raise _fail(path, f"{at}problems[{i}]", "must be an object")
         _only_known(entry, PROBLEM, path, where)
         name = _get(entry, "name", str, path, where)
         module = _get(entry, "module", str, path, where)
@@ -222,61 +281,61 @@ def load(path: str | Path = "course.json") -> Course:
             public=_suite(root, _get(entry, "public", str, path, where), path, where + "public"),
             hidden=_suite(root, _get(entry, "hidden", str, path, where, None), path, where + "hidden")))
     if not problems:
-        raise _fail(path, "problems", "must list at least one problem")
+        raise _fail(path, at + "problems", "must list at least one problem")
     names = [p.name for p in problems]
     if len(set(names)) != len(names):
-        raise _fail(path, "problems", "problem names must be unique")
+        raise _fail(path, at + "problems", "problem names must be unique")
     all_functions = [f for p in problems for f in p.functions]
     if len(set(all_functions)) != len(all_functions):
-        raise _fail(path, "problems", "a function name appears in two problems")
-    solutions = _get(data, "solutions", str, path, "", None)
-    feedback_data = _get(data, "feedback", dict, path, "", {})
-    _only_known(feedback_data, {f.name for f in fields(Feedback)}, path, "feedback.")
-    feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, "feedback.")
+        raise _fail(path, at + "problems", "a function name appears in two problems")
+    solutions = _get(data, "solutions", str, path, at, None)
+    feedback_data = _get(data, "feedback", dict, path, at, {})
+    _only_known(feedback_data, {f.name for f in fields(Feedback)}, path, at + "feedback.")
+    feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, at + "feedback.")
                            for key in feedback_data})
-    due, late_policy = _lateness(data, path)
+    due, late_policy = _lateness(data, path, at)
     course = Course(
-        path=path.resolve(), assignment=_get(data, "assignment", str, path, ""),
-        title=_get(data, "title", str, path, "", ""), problems=tuple(problems), limits=limits,
-        exercises=root / _get(data, "exercises", str, path, "", "exercises"),
+        path=path.resolve(), assignment=_get(data, "assignment", str, path, at),
+        title=_get(data, "title", str, path, at, ""), problems=tuple(problems), limits=limits,
+        exercises=root / _get(data, "exercises", str, path, at, "exercises"),
         solutions=(root / solutions) if solutions else None,
-        release_hidden_details=_get(data, "release_hidden_details", bool, path, "", False), sha256="",
+        release_hidden_details=_get(data, "release_hidden_details", bool, path, at, False), sha256="",
         feedback=feedback,
-        due=due, late_policy=late_policy, lms=_lms(data, path))
+        due=due, late_policy=late_policy, lms=_lms(data, path, at))
     return Course(**{**course.__dict__, "sha256": _fingerprint(raw, course)})
 
 
-def _lateness(data: dict, path: Path) -> tuple[datetime | None, LatePolicy | None]:
-    due_text = _get(data, "due", str, path, "", None)
+def _lateness(data: dict, path: Path, at: str = "") -> tuple[datetime | None, LatePolicy | None]:
+    due_text = _get(data, "due", str, path, at, None)
     try:
         due = parse_iso(due_text) if due_text else None
     except ValueError as err:
-        raise _fail(path, "due", f"must be an ISO 8601 date-time with a time zone: {err}") from None
-    policy_data = _get(data, "late_policy", dict, path, "", None)
+        raise _fail(path, at + "due", f"must be an ISO 8601 date-time with a time zone: {err}") from None
+    policy_data = _get(data, "late_policy", dict, path, at, None)
     if policy_data is None:
         return due, None
     if due is None:
-        raise _fail(path, "late_policy", "needs a 'due' date-time")
-    _only_known(policy_data, {f.name for f in fields(LatePolicy)}, path, "late_policy.")
-    values = {key: _get(policy_data, key, float, path, "late_policy.") for key in policy_data}
+        raise _fail(path, at + "late_policy", "needs a 'due' date-time")
+    _only_known(policy_data, {f.name for f in fields(LatePolicy)}, path, at + "late_policy.")
+    values = {key: _get(policy_data, key, float, path, at + "late_policy.") for key in policy_data}
     if "percent_per_day" not in values:
-        raise _fail(path, "late_policy.percent_per_day", "is missing")
+        raise _fail(path, at + "late_policy.percent_per_day", "is missing")
     if values.get("max_percent", 0) > 100:
-        raise _fail(path, "late_policy.max_percent", "must be at most 100")
+        raise _fail(path, at + "late_policy.max_percent", "must be at most 100")
     return due, LatePolicy(**values)
 
 
-def _lms(data: dict, path: Path) -> LmsIds:
-    entries = _get(data, "lms", dict, path, "", {})
-    _only_known(entries, {f.name for f in fields(LmsIds)}, path, "lms.")
+def _lms(data: dict, path: Path, at: str = "") -> LmsIds:
+    entries = _get(data, "lms", dict, path, at, {})
+    _only_known(entries, {f.name for f in fields(LmsIds)}, path, at + "lms.")
     for key, value in entries.items():
         if type(value) is int and value >= 0:
             entries = {**entries, key: str(value)}
         elif not isinstance(value, str) or not value.strip() or any(c.isspace() or c == "|" for c in value):
-            raise _fail(path, f"lms.{key}", f"must be an id without spaces or '|', got {json.dumps(value)[:60]}")
+            raise _fail(path, f"{at}lms.{key}", f"must be an id without spaces or '|', got {json.dumps(value)[:60]}")
     canvas = entries.get("canvas_assignment_id")
     if canvas is not None and not canvas.isdigit():
-        raise _fail(path, "lms.canvas_assignment_id", f"must be digits (the number in the assignment's URL), "
+        raise _fail(path, at + "lms.canvas_assignment_id", f"must be digits (the number in the assignment's URL), "
                                                       f"got {canvas!r}")
     return LmsIds(**entries)
 

@@ -91,7 +91,8 @@ def test_a_renamed_notebook_with_a_deleted_and_a_duplicated_cell_grades_what_is_
 @pytest.fixture
 def late_course(mini_course):
     data = json.loads(mini_course.read_text())
-    data.update(due="2026-03-01T23:59:00+00:00", late_policy={"percent_per_day": 25, "grace_minutes": 10})
+    data.update(assignment="ps1", due="2026-03-01T23:59:00+00:00",    # nbgrader's assignment: the course's
+                late_policy={"percent_per_day": 25, "grace_minutes": 10})
     mini_course.write_text(json.dumps(data))
     return mini_course
 
@@ -119,8 +120,7 @@ def test_an_nbgrader_course_is_graded_with_its_timestamps_and_late_policy(tmp_pa
             (folder / "timestamp.txt").write_text(stamp + "\n")
     (course_dir / "submitted" / "erin" / "ps0").mkdir(parents=True)           # another assignment only
     out = tmp_path / "out"
-    result = grade("autograde", "--nbgrader", course_dir, "--assignment", "ps1", "--out", out,
-                   "--course", late_course)
+    result = grade("autograde", "--nbgrader", course_dir, "--out", out, "--course", late_course)
     assert result.exit_code == 0, result.output
     got = scores(out)
     assert sorted(got) == ["alice", "bob", "carol", "dave"]
@@ -138,8 +138,7 @@ def test_an_nbgrader_course_is_graded_with_its_timestamps_and_late_policy(tmp_pa
 def test_autograde_needs_one_source(mini_course, tmp_path):
     r = grade("autograde", "--out", tmp_path / "o", "--course", mini_course)
     assert r.exit_code == 2 and "give SUBMISSIONS, or --nbgrader" in r.output
-    r = grade("autograde", "--nbgrader", tmp_path, "--assignment", "ps1", "--out", tmp_path / "o",
-              "--course", mini_course)
+    r = grade("autograde", "--nbgrader", tmp_path, "--out", tmp_path / "o", "--course", mini_course)
     assert r.exit_code == 2 and "not an nbgrader course" in r.output
 
 

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from conftest import grade, make_course
 
 from grader.course import load
 from grader.errors import GradeError
@@ -85,3 +87,59 @@ def test_due_date_late_policy_and_lms_ids_are_read(mini_course):
     assert (course.late_policy.percent_per_day, course.late_policy.max_percent,
             course.late_policy.grace_minutes) == (10, 100, 15)
     assert course.lms.canvas_assignment_id == "48213" and course.lms.blackboard_column_id == "_664617_1"
+
+
+def two_assignments(mini_course: Path) -> Path:
+    """The mini course as a course of two assignments, "mini" and "mini-2" (6 points, its own call timeout),
+    with course-wide limits and LMS ids."""
+    one = json.loads(mini_course.read_text())
+    limits = one.pop("limits")
+    second = {**json.loads(json.dumps(one)), "assignment": "mini-2", "limits": {"call_timeout": 7},
+              "lms": {"canvas_assignment_id": "22"}}
+    second["problems"][0]["points"] = 6
+    data = {"course": "A course", "limits": limits, "lms": {"blackboard_column_id": "_66_1"}, "assignments": [one, second]}
+    mini_course.write_text(json.dumps(data))
+    return mini_course
+
+
+def test_a_course_of_assignments_loads_each_with_the_course_wide_settings_under_its_own(mini_course):
+    path = two_assignments(mini_course)
+    first, second = load(path, "mini"), load(path, "mini-2")
+    assert (first.assignment, first.max_score, first.limits.call_timeout) == ("mini", 4, 2)
+    assert (second.assignment, second.max_score, second.limits.call_timeout) == ("mini-2", 6, 7)
+    assert second.limits.problem_budget == 5                                   # the course's, not overridden
+    assert (second.lms.canvas_assignment_id, second.lms.blackboard_column_id) == ("22", "_66_1")
+    assert first.sha256 != second.sha256
+
+
+def test_with_several_assignments_the_one_to_load_must_be_named(mini_course):
+    path = two_assignments(mini_course)
+    with pytest.raises(GradeError, match="holds 2 assignments: pass --assignment with one of mini, mini-2$"):
+        load(path)
+    with pytest.raises(GradeError, match=r"no assignment named 'mini-3' \(did you mean 'mini-2'\?\)"):
+        load(path, "mini-3")
+    single = make_course(mini_course.parent.parent / "single")
+    assert load(single, "mini").assignment == "mini"
+    with pytest.raises(GradeError, match="no assignment named 'other'"):
+        load(single, "other")
+
+
+def test_a_bad_field_of_one_assignment_is_named_with_its_place(mini_course):
+    path = two_assignments(mini_course)
+    data = json.loads(path.read_text())
+    data["assignments"][1]["problems"][0]["points"] = "six"
+    path.write_text(json.dumps(data))
+    assert load(path, "mini").max_score == 4                                 # the other assignment loads
+    with pytest.raises(GradeError, match=r"field 'assignments\[1\].problems\[0\].points': must be a number"):
+        load(path, "mini-2")
+
+
+def test_every_command_takes_the_assignment(mini_course):
+    path = two_assignments(mini_course)
+    for command in (["validate"], ["precompute", "--check"], ["trace"], ["check"], ["release", "--out", "x"]):
+        code, output = grade(*command, "--course", path)
+        assert code == 2 and "holds 2 assignments: pass --assignment with one of mini, mini-2" in output, command
+    code, output = grade("validate", "--course", path, "-a", "mini")
+    assert code == 0 and "mini: validation" in output, output
+    code, output = grade("check", "--course", path, "--assignment", "mini-2", "--path", path.parent / "solutions")
+    assert code == 0 and "of 6" in output, output                              # mini-2's points, not mini's
