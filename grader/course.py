@@ -27,10 +27,11 @@ import difflib
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from .errors import GradeError
 from .late import LatePolicy, parse_iso
@@ -349,3 +350,44 @@ def _fingerprint(raw: bytes, course: Course) -> str:
     for file in files:
         digest.update(str(file.relative_to(course.root)).encode() + b"\0" + file.read_bytes())
     return digest.hexdigest()
+
+
+def import_root(path: Path) -> tuple[Path, str]:
+    """Where a module file is imported from and as what, as pytest's prepend mode does: the first folder up
+    without ``__init__.py``, and the dotted name below it (``tests/public/trace.py``: ``tests``, ``public.trace``)."""
+    path = Path(path).resolve()
+    root, parts = path.parent, [path.stem]
+    while (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+        root = root.parent
+    return root, ".".join(parts)
+
+
+def forget_foreign(names: Iterable[str], roots: Iterable[Path]) -> None:
+    """Forget every imported module under the top-level ``names`` that was not imported from one of ``roots``.
+
+    One process may grade several assignments (a long-lived Dask worker): each has its ``public`` suites, its
+    ``layernorm`` or ``mistakes`` module, imported by plain name. Python would hand the second assignment the
+    first one's module; forgotten, it is imported again from this assignment's own files.
+    """
+    names, roots = set(names), {Path(r).resolve() for r in roots}
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] not in names:
+            continue
+        file = getattr(module, "__file__", None)
+        if file is None or import_root(Path(file))[0] not in roots:
+            del sys.modules[name]
+
+
+def forget_other_courses(course: Course) -> None:
+    """:func:`forget_foreign` for everything this assignment imports in the grader process: its reference
+    (and every module beside it), its suites' packages and its feedback modules."""
+    files = [p.public for p in course.problems] + [p.hidden for p in course.problems if p.hidden]
+    files += [f for f in (course.feedback.mistakes, course.feedback.trace) if f is not None and f.is_file()]
+    tops = {import_root(f) for f in files}
+    names = {name.partition(".")[0] for _, name in tops} | set(course.modules)
+    roots = {root for root, _ in tops}
+    if course.solutions is not None and course.solutions.is_dir():
+        names |= {f.stem for f in course.solutions.glob("*.py")}
+        roots.add(course.solutions)
+    forget_foreign(names, roots)

@@ -208,17 +208,18 @@ def import_course_module(path: Path, search: Sequence[Path] = ()) -> ModuleType:
 
     :raises GradeError: when the file does not exist.
     """
+    from .course import forget_foreign, import_root
+
     path = Path(path).resolve()
     if not path.is_file():
         raise GradeError(f"{path}: course module not found")
-    root, parts = path.parent, [path.stem]
-    while (root / "__init__.py").is_file():
-        parts.insert(0, root.name)
-        root = root.parent
-    name = ".".join(parts)
+    root, name = import_root(path)
     loaded = sys.modules.get(name)
     if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() != path:
         del sys.modules[name]
+    # what it imports by plain name from ``search`` (the catalogue: the reference's modules) must be those too
+    forget_foreign({name.partition(".")[0]} | {f.stem for folder in search for f in Path(folder).glob("*.py")},
+                   [root, *search])
     entries = [str(root)] + [str(p) for p in search]
     sys.path[:0] = entries
     try:

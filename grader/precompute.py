@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .course import Course
+from .course import Course, forget_other_courses
 from .errors import GradeError
 from .figures import Figures
 from .mistakes import Catalogue, Recorder, import_course_module, precompute
@@ -115,6 +115,7 @@ def public_run(course: Course, reference: SimpleNamespace) -> _PublicRun:
         found = Catalogue.for_course(course)
         catalogue = (import_course_module(course.feedback.mistakes, (course.solutions,)), list(found.mistakes))
     run = _PublicRun(reference, course.functions, catalogue)
+    forget_other_courses(course)
     pytest.main([str(f) for f in suite_files(course, hidden=False)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"], plugins=[run])

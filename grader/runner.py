@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 import pytest
 
 from .compare import Mismatch
-from .course import Course, Problem
+from .course import Course, Problem, forget_other_courses
 from .course import load as load_course
 from .errors import GradeError, GraderFault, StudentError
 from .figures import Figures
@@ -92,6 +92,7 @@ def load_reference(course: Course) -> SimpleNamespace:
     """
     if course.solutions is None or not course.solutions.is_dir():
         raise GradeError(f"{course.path}: field 'solutions': the reference solutions are not available here")
+    forget_other_courses(course)
     sys.path.insert(0, str(course.solutions))
     try:
         modules = {p.module: importlib.import_module(p.module) for p in course.problems}
@@ -464,6 +465,7 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
     sys.dont_write_bytecode = True                       # nothing written next to the suites
     _not_dumpable()
     plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root, first_worker, run_as)
+    forget_other_courses(course)                         # its `public` suites, never another assignment's
     args = [str(f) for f in suite_files(course, hidden)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
         "-p", "no:terminal", "-p", "no:logging"]

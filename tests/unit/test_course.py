@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import grade, make_course
+from conftest import MINI_HIDDEN, MINI_PUBLIC, grade, make_course, write_tree
 
 from grader.course import load
 from grader.errors import GradeError
@@ -143,3 +143,38 @@ def test_every_command_takes_the_assignment(mini_course):
     assert code == 0 and "mini: validation" in output, output
     code, output = grade("check", "--course", path, "--assignment", "mini-2", "--path", path.parent / "solutions")
     assert code == 0 and "of 6" in output, output                              # mini-2's points, not mini's
+
+
+def tripling(root: Path) -> Path:
+    """A second assignment with the same names as the mini course (module mathy, package `public`), where
+    double means 3x: its reference, its suites and its submissions disagree with the mini course's."""
+    path = make_course(root, public=MINI_PUBLIC.replace("* 2", "* 3"), hidden=MINI_HIDDEN.replace("x * 2", "x * 3"))
+    write_tree(root / "solutions", {"mathy.py": "def double(x):\n    return 3 * x\n\ndef twice(n):\n    return 2 * n\n"})
+    return path
+
+
+def test_one_process_grades_two_assignments_each_with_its_own_reference_and_suites(mini_course, tmp_path):
+    """A long-lived process (a Dask worker) grading assignment A, then B: B's reference is B's, and B's suites
+    (also the package `public`, also module mathy) are B's, and then A's are A's again."""
+    import numpy as np
+
+    from grader import runner
+    from grader.mistakes import import_course_module
+
+    first, second = load(mini_course), load(tripling(tmp_path / "second"))
+    assert runner.load_reference(first).double(1) == 2
+    assert runner.load_reference(second).double(1) == 3
+    assert runner.load_reference(first).double(np.ones(1))[0] == 2
+    assert import_course_module(second.problems[0].public).__file__ == str(second.problems[0].public)
+    doubler = write_tree(tmp_path / "subs" / "doubler", {"mathy.py": "def double(x):\n    return 2 * x\n"})
+    tripler = write_tree(tmp_path / "subs" / "tripler", {"mathy.py": "def double(x):\n    return 3 * x\n"})
+    scores = {}
+    for course in (first, second, first):
+        for job in (doubler, tripler):
+            runner.run(course, [runner.Job(job.name, job)],
+                       lambda g: scores.setdefault((course.assignment, course.root.name), []).append(
+                           (g.job.student, [r.status for r in g.results if r.name.startswith("test_double")])),
+                       hidden=True, warm=False)
+    want_a = [("doubler", ["passed", "passed"]), ("tripler", ["failed", "failed"])] * 2
+    want_b = [("doubler", ["failed", "failed"]), ("tripler", ["passed", "passed"])]
+    assert scores == {("mini", "course"): want_a, ("mini", "second"): want_b}
