@@ -96,8 +96,8 @@ MISTAKES = [
     mistake("rmsnorm.no_eps", "this matches RMSNorm without eps, x / sqrt(mean(x**2)): add eps inside the square root, "
             "which also keeps a row of zeros finite",
             rmsnorm=partial(rms_variant, use_eps=False)),
-    mistake("rmsnorm.axis", "this matches RMSNorm over the wrong axis (across the tokens, or the whole array): each row "
-            "on its own, mean(x**2, axis=-1, keepdims=True)",
+    mistake("rmsnorm.axis", "this matches RMSNorm over the wrong axis (across the tokens, or the whole array): "
+            "each row on its own, mean(x**2, axis=-1, keepdims=True)",
             rmsnorm=[partial(rms_variant, axis=0), partial(rms_variant, axis=-2), partial(rms_variant, axis=None)]),
     mistake("silu.sigmoid", "this matches the sigmoid alone, 1 / (1 + exp(-x)): SiLU is x times the sigmoid, "
             "x / (1 + exp(-x))",

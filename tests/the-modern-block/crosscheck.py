@@ -2,7 +2,8 @@
 `make test`: it needs torch and transformers, e.g. in a venv of their own, PYTHON_XCHECK=that venv's python).
 
 1. modern_block against transformers' LlamaDecoderLayer with the same weights and RoPE switched off (cos = 1,
-   sin = 0), in float64, with the causal mask given explicitly (sdpa attention: the eager one takes its softmax in float32): the max absolute error over
+   sin = 0), in float64, with the causal mask given explicitly (sdpa attention: the eager one takes its softmax in
+   float32): the max absolute error over
    several shapes (multi-head, grouped-query, multi-query), with and without gains. transformers' RMSNorm computes
    in float32 whatever the dtype (LlamaRMSNorm), so as shipped the errors are float32's, about 1e-6; with that one
    cast removed (rmsnorm_in_float64, the same formula) they are float64's, about 1e-15. A control with W_1 and W_3

@@ -73,7 +73,8 @@ def test_gqa_eight_heads_two_kv_heads_repeat_not_tile(student, reference, mistak
     rng = np.random.default_rng(323)
     u, w = rng.normal(size=(10, 16)), weights(rng, 16, 8, 2)
     assert_close(student.gqa_attention(u, *w, 8, 2), reference.gqa_attention(u, *w, 8, 2),
-                 what="gqa_attention of a 10×16 input with 8 query heads and 2 K/V heads (head h reads K/V head h // 4)",
+                 what="gqa_attention of a 10×16 input with 8 query heads and 2 K/V heads "
+                      "(head h reads K/V head h // 4)",
                  diagnose=mistakes.gqa_attention(u, *w, 8, 2))
 
 
@@ -95,7 +96,8 @@ def test_gqa_changing_last_token_leaves_earlier_rows_unchanged(student, referenc
     u, w = rng.normal(size=(64, 16)), weights(rng, 16, 8, 2)
     changed = u.copy()
     changed[-1] = rng.normal(size=16)
-    what = "your gqa_attention of 64 tokens (8 heads, 2 K/V heads) after changing the last token: rows 1 to 63 as before"
+    what = ("your gqa_attention of 64 tokens (8 heads, 2 K/V heads) after changing the last token: rows 1 to 63 "
+            "as before")
     before = assert_array(student.gqa_attention(u, *w, 8, 2), u.shape, what=what)
     assert_attempt(before, reference.gqa_attention(u, *w, 8, 2), what=what)
     after = assert_array(student.gqa_attention(changed, *w, 8, 2), u.shape, what=what)
