@@ -13,9 +13,10 @@ from functools import partial
 
 import numpy as np
 
+from gqa import gqa_attention, softmax
 from grader.mistakes import mistake
-from gqa import softmax
-from swiglu import silu, swiglu_width
+from rmsnorm import rmsnorm
+from swiglu import silu, swiglu, swiglu_width
 
 
 # ------------------------------------------------------------------------------------------------ RMSNorm
@@ -70,6 +71,24 @@ def gqa_variant(u, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, causal=True, *, kv="
     return (softmax(scores) @ v).transpose(1, 0, 2).reshape(n, d) @ W_o
 
 
+# ------------------------------------------------------------------------------------------------ the block
+
+def block_variant(x, params, n_heads, n_kv_heads, use_attention=True, *, residual=(True, True), ignore_flag=False,
+                  gains=(1, 2)):  # (n, d) -> (n, d)
+    """The modern block with one thing changed: a residual missing, use_attention ignored, or the gains given to
+    the other RMSNorm (gains=(2, 1)) or to neither (gains=(None, None))."""
+    p = params
+
+    def norm(v, which):
+        return rmsnorm(v, p.get(f"gain_{which}")) if which else rmsnorm(v)
+
+    h = x
+    if use_attention or ignore_flag:
+        h = x * residual[0] + gqa_attention(norm(x, gains[0]), p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads,
+                                            n_kv_heads)
+    return h * residual[1] + swiglu(norm(h, gains[1]), p["W_1"], p["W_3"], p["W_2"])
+
+
 # ------------------------------------------------------------------------------------------------ model counts
 
 def count_variant(d_model, n_heads, n_kv_heads, n_layers, vocab_size, d_ff=None, tied=False, *, tied_twice=False,
@@ -120,6 +139,16 @@ MISTAKES = [
     mistake("gqa.scale_d_model", "this matches scores divided by sqrt(d_model): divide by sqrt(d_head), "
             "d_head = d_model // n_heads",
             gqa_attention=partial(gqa_variant, scale="model")),
+    mistake("modern_block.no_residual", "this matches a block without a residual (h = attention(...) or "
+            "y = swiglu(...)): add each branch to the stream, h = x + ..., y = h + ...",
+            modern_block=[partial(block_variant, residual=(False, True)), partial(block_variant, residual=(True, False)),
+                          partial(block_variant, residual=(False, False))]),
+    mistake("modern_block.ignores_use_attention", "this matches a block that ignores use_attention: with "
+            "use_attention=False skip the attention branch, h = x",
+            modern_block=partial(block_variant, ignore_flag=True)),
+    mistake("modern_block.gains", "this matches a block that gives the RMSNorms the wrong gains (swapped, or none): "
+            "rmsnorm(x, params.get('gain_1')) before attention, gain_2 before SwiGLU",
+            modern_block=[partial(block_variant, gains=(2, 1)), partial(block_variant, gains=(None, None))]),
     mistake("model.tied_twice", "this matches a tied model whose output layer is counted again: with tied=True the "
             "output layer is the embedding table, output = 0",
             count_model=partial(count_variant, tied_twice=True)),

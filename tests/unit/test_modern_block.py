@@ -35,6 +35,10 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "gqa.tile": ("gqa", [(REPEAT, "k, v = (np.tile(t, (n_heads // n_kv_heads, 1, 1)) for t in (k, v))")]),
     "gqa.no_repeat": ("gqa", [(REPEAT, "k, v = k[:1], v[:1]  # one K/V head, broadcast over the query heads")]),
     "gqa.scale_d_model": ("gqa", [("/ math.sqrt(d_head)", "/ math.sqrt(d)")]),
+    "modern_block.no_residual": ("modern_block", [("    return h + swiglu(", "    return swiglu(")]),
+    "modern_block.ignores_use_attention": ("modern_block", [("    if use_attention:\n", "    if True:\n")]),
+    "modern_block.gains": ("modern_block", [('rmsnorm(x, p.get("gain_1"))', 'rmsnorm(x, p.get("gain_2"))'),
+                                            ('rmsnorm(h, p.get("gain_2"))', 'rmsnorm(h, p.get("gain_1"))')]),
     "model.tied_twice": ("model_params", [('"output": 0 if tied else vocab_size * d', '"output": vocab_size * d')]),
     "model.n_kv_heads": ("model_params", [("2 * d * n_kv_heads * d_head", "2 * d * d")]),
 }
@@ -101,7 +105,7 @@ def test_each_mistake_is_named_and_no_other(graded, mistake):
 @pytest.mark.parametrize("mistake", sorted(MUTANTS))
 def test_a_mistake_costs_points_in_its_own_problem_only(graded, mistake):
     """The block and count_model are judged on their wiring: a component's mistake costs nothing elsewhere."""
-    own = {"rmsnorm": "rmsnorm", "swiglu": "swiglu", "gqa": "gqa", "model_params": "model_params"}[MUTANTS[mistake][0]]
+    own = MUTANTS[mistake][0]
     for problem in graded[mistake]["problems"]:
         if problem["name"] != own:
             assert problem["score"] == problem["max_score"], (mistake, problem["name"])
