@@ -49,7 +49,7 @@ release: $(NB_STAMP)
 
 # the-modern-block's reference against transformers' LlamaDecoderLayer and LlamaConfig counts (needs torch and
 # transformers: PYTHON_XCHECK is a python that has them, e.g. a venv of their own; not part of `make test`).
-PYTHON_XCHECK ?= /var/tmp/xcheck/venv/bin/python
+PYTHON_XCHECK ?= python3
 crosscheck:
 	$(PYTHON_XCHECK) tests/the-modern-block/crosscheck.py
 

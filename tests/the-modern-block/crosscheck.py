@@ -17,10 +17,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import torch
-from transformers import LlamaConfig, LlamaForCausalLM
-from transformers.models.llama import modeling_llama
-from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+
+try:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers.models.llama import modeling_llama
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+except ImportError as err:
+    sys.exit(f"crosscheck.py needs torch and transformers ({err}): run it with a Python that has them, e.g. "
+             "make crosscheck PYTHON_XCHECK=/path/to/venv/bin/python")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "solutions" / "the-modern-block"))
 from model_params import count_model  # noqa: E402
