@@ -23,7 +23,7 @@ def test_course_counts_d_4096_32_heads_8_kv_heads(student, mistakes):
                  diagnose=mistakes.count_model(4096, 32, 8, 32, 128256))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_llama3_8b_total_8_030_261_248(student, mistakes):
     """Llama 3 8B (vocab 128,256, d_ff 14,336, untied): total 8,030,261,248."""
     got = student.count_model(4096, 32, 8, 32, 128256, 14336)
@@ -32,7 +32,7 @@ def test_llama3_8b_total_8_030_261_248(student, mistakes):
                  diagnose=mistakes.count_model(4096, 32, 8, 32, 128256, 14336))
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_tied_embeddings_counted_once(student, reference, mistakes):
     """A tied model (d = 1536, 12 heads, 4 K/V, 28 layers, vocab 151,936) has output 0."""
     got = student.count_model(1536, 12, 4, 28, 151936, 8960, tied=True)
@@ -41,7 +41,7 @@ def test_tied_embeddings_counted_once(student, reference, mistakes):
                  diagnose=mistakes.count_model(1536, 12, 4, 28, 151936, 8960, tied=True))
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 def test_multi_head_kv_counts(student, reference, mistakes):
     """n_kv_heads = n_heads: W_k and W_v are d × d, attention 4 d²."""
     got = student.count_model(768, 12, 12, 12, 50257, 2048)
@@ -72,7 +72,7 @@ def _near(got, expected, what):
 
 
 @pytest.mark.property
-@pytest.mark.points(1)
+@pytest.mark.points(1.5)
 def test_model_counts_are_python_ints(student, reference):
     """Every count is a Python int (not a float, not a numpy integer)."""
     got, expected = student.count_model(512, 8, 2, 4, 32000, 1536), reference.count_model(512, 8, 2, 4, 32000, 1536)
@@ -82,7 +82,7 @@ def test_model_counts_are_python_ints(student, reference):
 
 
 @pytest.mark.property
-@pytest.mark.points(1)
+@pytest.mark.points(1.5)
 def test_model_total_is_the_sum_of_the_parts(student, reference):
     """total = blocks + embedding + output + final_norm, blocks = n_layers × block, block = attention + mlp + norm,
     on your own counts."""
@@ -91,3 +91,15 @@ def test_model_total_is_the_sum_of_the_parts(student, reference):
     assert_equal([c["block"], c["blocks"], c["total"]],
                  [c["attention"] + c["mlp"] + c["norm"], 6 * c["block"],
                   c["blocks"] + c["embedding"] + c["output"] + c["final_norm"]], what=what)
+
+
+@pytest.mark.property
+@pytest.mark.points(1)
+def test_tying_saves_exactly_the_output_layer(student, reference):
+    """Untied minus tied is vocab_size × d_model, on your own totals: tying shares one table, nothing else changes."""
+    what = "count_model(512, 8, 2, 4, 32000, d_ff=1536)'s total untied minus tied, on your own counts"
+    untied = _near(student.count_model(512, 8, 2, 4, 32000, 1536), reference.count_model(512, 8, 2, 4, 32000, 1536),
+                   what)
+    tied = _near(student.count_model(512, 8, 2, 4, 32000, 1536, tied=True),
+                 reference.count_model(512, 8, 2, 4, 32000, 1536, tied=True), what)
+    assert_equal(untied["total"] - tied["total"], 32000 * 512, what=what)
