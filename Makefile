@@ -11,7 +11,7 @@ NB_DIR := nbgrader_course
 # nbgrader runs alembic and jupyter by name: the venv's bin goes first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install demo test release bench diagnoses feedback fairness chromium clean
+.PHONY: install demo test release bench diagnoses feedback fairness crosscheck chromium clean
 
 install: $(STAMP)
 
@@ -46,6 +46,12 @@ chromium:
 release: $(NB_STAMP)
 	$(BIN)/grade release --out release/ --nbgrader-dir $(NB_DIR)/
 	cd $(NB_DIR) && nbgrader generate_assignment $$($(abspath $(BIN))/python -c 'import json; print(json.load(open("../course.json"))["assignment"])') --force
+
+# the-modern-block's reference against transformers' LlamaDecoderLayer and LlamaConfig counts (needs torch and
+# transformers: PYTHON_XCHECK is a python that has them, e.g. a venv of their own; not part of `make test`).
+PYTHON_XCHECK ?= python3
+crosscheck:
+	$(PYTHON_XCHECK) tests/the-modern-block/crosscheck.py
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/bench.py

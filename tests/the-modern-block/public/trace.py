@@ -1,0 +1,109 @@
+"""The course's modern block (the-block.txt, the script after "All five rows") step by step, for `grade trace`:
+x, RMSNorm(x), each query head's attention weights, a, h = x + a, RMSNorm(h), the SwiGLU hidden layer, m, y.
+
+5 tokens, d = 8, 2 query heads of 4 sharing 1 K/V head, SwiGLU of 21, the script's weights (public/toy.py). Each
+step is a call on earlier steps' values: ``compute(f, v)`` gives it from the functions ``f`` (yours, in the grader's
+sandboxed worker, or the reference's) and ``v``, the earlier values by key; the reference's values for every case
+are stored in trace.json by `grade precompute` (no solution code ships).
+
+The cases are the lab's: the example itself, one row scaled by 10 (RMSNorm gives that row the same normalised
+copy, so only the residual stream changes), the last token changed (causal: rows 1 to 4 stay as they were at every
+step), attention switched off (h = x); each also with random weights (``random``: 4 query heads of 2 and 2 K/V
+heads, gain_1 and gain_2 set), which check what one K/V head and the default gains cannot (repeat against tile,
+the gains).
+"""
+import numpy as np
+
+from public.toy import D, D_FF, HEADS, KV_HEADS, PARAMS, X
+
+# The last token after --change-last.
+CHANGED_LAST = np.array([1.0, -0.5, 0.5, -1.0, 0.0, 1.5, -1.5, 0.5])
+
+# Random weights for --random (one decimal each, a fixed seed): 4 query heads of 2, 2 K/V heads, gains set.
+_rng = np.random.default_rng(15)
+RANDOM_HEADS, RANDOM_KV_HEADS = 4, 2
+_KV = RANDOM_KV_HEADS * D // RANDOM_HEADS
+RANDOM = {"W_q": _rng.uniform(-1, 1, (D, D)).round(1), "W_k": _rng.uniform(-1, 1, (D, _KV)).round(1),
+          "W_v": _rng.uniform(-1, 1, (D, _KV)).round(1), "W_o": _rng.uniform(-1, 1, (D, D)).round(1),
+          "W_1": _rng.uniform(-1, 1, (D, D_FF)).round(1), "W_3": _rng.uniform(-1, 1, (D, D_FF)).round(1),
+          "W_2": _rng.uniform(-0.5, 0.5, (D_FF, D)).round(1),
+          **{f"gain_{i}": 1 + _rng.uniform(-0.5, 0.5, D).round(1) for i in (1, 2)}}
+
+# Which course functions each function is meant to call.
+CALLS = {"swiglu": ("silu",), "modern_block": ("rmsnorm", "gqa_attention", "swiglu")}
+
+
+def cases():
+    """Every case `grade trace` offers: row_x10 (None or a token number 1 to 5), change_last, no_attention,
+    random."""
+    for row_x10 in (None, *range(1, len(X) + 1)):
+        for change_last in (False, True):
+            for no_attention in (False, True):
+                for random in (False, True):
+                    yield {"row_x10": row_x10, "change_last": change_last, "no_attention": no_attention,
+                           "random": random}
+
+
+def cannot_check(random=False, **case):
+    """What a case cannot check, for `grade trace` to say, or None."""
+    if random:
+        return None
+    return {"because": "one K/V head and the default gains",
+            "what": "how K/V heads are shared out among the query heads (repeat, not tile), or gain_1 and gain_2",
+            "tests": ["test_gqa_four_query_heads_two_kv_heads", "test_modern_block_with_gains"]}
+
+
+def example(row_x10=None, change_last=False):
+    """The script's x (5 tokens × 8) for a case: last token changed, then row `row_x10` (1 to 5) times 10."""
+    x = np.array(X)
+    if change_last:
+        x[-1] = CHANGED_LAST
+    if row_x10 is not None:
+        x[row_x10 - 1] *= 10.0
+    return x
+
+
+def attention_weights(gqa_attention, u, W_q, W_k):  # (n, d), (d, c), (d, c) -> (n, n)
+    """The weights (n, n) of one query head with query and key weights W_q, W_k (d × c), read off one call of a
+    one-head `gqa_attention`: u is widened with an n×n identity block that the queries and keys ignore and the
+    values copy, so the output's last n columns are the weights; W_q is scaled by sqrt((d + n) / c) so that
+    q k^T / sqrt(d_head) stays the same."""
+    n, d = u.shape
+    c, width = np.shape(W_q)[1], d + n
+    wide_q, wide_k, wide_v = np.zeros((width, width)), np.zeros((width, width)), np.zeros((width, width))
+    wide_q[:d, :c] = np.asarray(W_q) * np.sqrt(width / c)
+    wide_k[:d, :c] = W_k
+    wide_v[d:, d:] = np.eye(n)
+    out = gqa_attention(np.hstack([u, np.eye(n)]), wide_q, wide_k, wide_v, np.eye(width), 1, 1)
+    return np.asarray(out)[:, d:]
+
+
+def steps(row_x10=None, change_last=False, no_attention=False, random=False):
+    """Yield (key, step, the function responsible for it or "", compute) for one case; ``compute(f, v)`` gives
+    the step's value from the functions f (f.rmsnorm, f.gqa_attention, f.silu, f.swiglu, f.modern_block) and v,
+    the earlier steps' values by key."""
+    p = RANDOM if random else PARAMS
+    heads, kv_heads = (RANDOM_HEADS, RANDOM_KV_HEADS) if random else (HEADS, KV_HEADS)
+    gain_1 = {"gain": p["gain_1"]} if random else {}
+    gain_2 = {"gain": p["gain_2"]} if random else {}
+    yield "x", "x", "", lambda f, v: example(row_x10, change_last)
+    if no_attention:
+        yield "h", "h = x (attention off)", "", lambda f, v: v["x"]
+    else:
+        yield "u", "RMSNorm(x)", "rmsnorm", lambda f, v: f.rmsnorm(v["x"], **gain_1)
+        d_head, group = D // heads, heads // kv_heads
+        for head in range(heads):
+            q = slice(head * d_head, (head + 1) * d_head)
+            kv = slice(head // group * d_head, (head // group + 1) * d_head)
+            yield f"weights{head + 1}", f"query head {head + 1}'s weights (K/V head {head // group + 1})", \
+                "gqa_attention", lambda f, v, q=q, kv=kv: attention_weights(f.gqa_attention, v["u"], p["W_q"][:, q],
+                                                                           p["W_k"][:, kv])
+        yield "a", "a = gqa_attention(RMSNorm(x))", "gqa_attention", \
+            lambda f, v: f.gqa_attention(v["u"], p["W_q"], p["W_k"], p["W_v"], p["W_o"], heads, kv_heads)
+        yield "h", "h = x + a", "", lambda f, v: v["x"] + v["a"]
+    yield "u2", "RMSNorm(h)", "rmsnorm", lambda f, v: f.rmsnorm(v["h"], **gain_2)
+    yield "hidden", f"SwiGLU hidden layer (5 × {D_FF}): silu(u2 @ W_1) * (u2 @ W_3)", "silu", \
+        lambda f, v: f.silu(v["u2"] @ p["W_1"]) * (v["u2"] @ p["W_3"])
+    yield "m", "m = swiglu(RMSNorm(h))", "swiglu", lambda f, v: f.swiglu(v["u2"], p["W_1"], p["W_3"], p["W_2"])
+    yield "y", "y = modern_block(x)", "modern_block", \
+        lambda f, v: f.modern_block(v["x"], p, heads, kv_heads, use_attention=not no_attention)
