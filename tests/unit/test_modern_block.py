@@ -155,8 +155,9 @@ def test_a_students_copy_checks_the_stubs_and_names_a_mistake(release, tmp_path)
     assert code == 0, output
 
 
-@pytest.mark.parametrize("case", [[], ["--row-x10", "3"], ["--change-last"], ["--no-attention"], ["--random"]])
+@pytest.mark.parametrize("case", [[], ["--case", "row_x10=3"], ["--case", "change_last"], ["--case", "no_attention"],
+                                  ["--case", "random"]])
 def test_trace_of_the_course_example_matches_for_the_reference(case):
     code, output = grade("trace", "--course", COURSE, "--path", SOLUTIONS, *case)
     assert code == 0, output
-    assert "y = modern_block(x)" in output and ("query head 2's weights" in output) != ("--no-attention" in case)
+    assert "y = modern_block(x)" in output and ("query head 2's weights" in output) != ("no_attention" in case)

@@ -16,10 +16,10 @@ import numpy as np
 
 from public.toy import D, D_FF, HEADS, KV_HEADS, PARAMS, X
 
-# The last token after --change-last.
+# The last token after --case change_last.
 CHANGED_LAST = np.array([1.0, -0.5, 0.5, -1.0, 0.0, 1.5, -1.5, 0.5])
 
-# Random weights for --random (one decimal each, a fixed seed): 4 query heads of 2, 2 K/V heads, gains set.
+# Random weights for --case random (one decimal each, a fixed seed): 4 query heads of 2, 2 K/V heads, gains set.
 _rng = np.random.default_rng(15)
 RANDOM_HEADS, RANDOM_KV_HEADS = 4, 2
 _KV = RANDOM_KV_HEADS * D // RANDOM_HEADS
@@ -44,11 +44,18 @@ def cases():
                            "random": random}
 
 
+# The cases `grade trace --case KEY=VALUE` offers (steps()'s keywords; their defaults are the script's example).
+CASES = {"row_x10": "a token number 1 to 5: its embedding times 10 first",
+         "change_last": "true: the last token replaced by another one (rows 1 to 4 stay as they were)",
+         "no_attention": "true: the attention branch switched off (h = x)",
+         "random": "true: random weights (a fixed seed), 4 query heads, 2 K/V heads, gains set"}
+
+
 def cannot_check(random=False, **case):
     """What a case cannot check, for `grade trace` to say, or None."""
     if random:
         return None
-    return {"because": "one K/V head and the default gains",
+    return {"because": "one K/V head and the default gains", "see": "random",
             "what": "how K/V heads are shared out among the query heads (repeat, not tile), or gain_1 and gain_2",
             "tests": ["test_gqa_four_query_heads_two_kv_heads", "test_modern_block_with_gains"]}
 
