@@ -11,11 +11,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from . import __version__
-from .course import Course
+from grader import __version__
+from grader.course.manifest import Course
 
 if TYPE_CHECKING:                # not imported at run time: `grade export` needs points() without pytest
-    from .runner import Graded
+    from grader.grading.results import Graded
 
 
 def points(x: float) -> float:
@@ -105,7 +105,7 @@ def split_diagnosis(test: Mapping) -> tuple[str | None, str]:
     """A score document's test entry -> (the grader's diagnosis message or None, the rest of its output).
 
     Only a test the grader diagnosed (its entry has a ``diagnosis`` id) has one, always the output's second
-    line (:attr:`grader.compare.Mismatch.public`): a line "diagnosis: ..." that the student's code printed is
+    line (:attr:`grader.feedback.compare.Mismatch.public`): a line "diagnosis: ..." that the student's code printed is
     part of the output like any other.
     """
     output = test.get("output", "")

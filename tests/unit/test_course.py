@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from grader.course import load
+from grader.course.manifest import load
 from grader.errors import GradeError
 
 
