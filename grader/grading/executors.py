@@ -40,7 +40,7 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
     """Grade ``jobs`` one after another in this process, calling ``on_result`` for each.
 
     :param hidden: run the hidden suites too (instructors), not only the public ones (students).
-    :param level: the isolation level of the workers (see :func:`grader.sandbox.client.available_levels`).
+    :param level: the isolation level of the workers (see :func:`grader.sandbox.policy.available_levels`).
     :param warm: fork each submission's worker from a warm zygote (POSIX) instead of starting Python.
     :param tmp_root: where the private copies of submissions go (default: the system's temporary folder).
     :param first_worker: with ``warm=False``, the first job's worker, already started (``grade check``

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from grader.course.limits import Limits
 from grader.errors import GraderFault, StudentError
-from grader.sandbox.child import worker as wire
+from grader.sandbox.child import protocol as wire
 from grader.sandbox.policy import (BWRAP, DROP_UID, PROCESS, SANDBOX_TMP_BYTES, SANDBOX_TMP_INODES, SITE, WORKER_SCRIPT,
                                    _bwrap_command, _interpreter, _seccomp_file, _worker_env, private_copy, run_as_ids,
                                    worker_seccomp_program)

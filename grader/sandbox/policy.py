@@ -16,10 +16,11 @@ from pathlib import Path
 
 from grader.course.limits import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_FILES
 from grader.errors import GradeError, StudentError
-from grader.sandbox.child import worker as wire
 
 
-WORKER_SCRIPT = Path(wire.__file__).resolve()
+CHILD = Path(__file__).resolve().with_name("child")     # the code that runs inside the sandbox
+CHILD_FILES = ("worker.py", "protocol.py", "confine.py", "zygote.py")   # all the sandbox sees of the grader
+WORKER_SCRIPT = CHILD / "worker.py"
 BWRAP, PROCESS = "bwrap", "process"
 DROP_UID = 65534                 # nobody: the worker's uid when the grader runs as root
 SANDBOX_TMP_BYTES = 64 << 20     # each worker's private /tmp: bytes,
@@ -153,7 +154,7 @@ def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, seccomp_fd: in
     for hidden in _hidden_site_dirs(_runtime_paths()):
         cmd += ["--tmpfs", hidden, "--remount-ro", hidden]
     cmd += ["--perms", "0755", "--dir", "/worker", "--perms", "0755", "--dir", SITE,
-            "--ro-bind", str(WORKER_SCRIPT), "/worker/worker.py"]
+            *[arg for name in CHILD_FILES for arg in ("--ro-bind", str(CHILD / name), f"/worker/{name}")]]
     for name, place in allowed_packages(tuple(imports)).items():
         cmd += ["--ro-bind", str(place), f"{SITE}/{name}"]
     cmd += ["--ro-bind", str(copy), inside, "--chdir", inside, "--proc", "/proc", "--dev", "/dev",

@@ -12,7 +12,7 @@ import pytest
 
 from grader.sandbox import replies
 
-from grader.sandbox.child import worker as wire
+from grader.sandbox.child import protocol as wire
 from grader.errors import StudentError
 from grader.course.limits import Limits
 from grader.sandbox.client import Worker

@@ -45,7 +45,7 @@ HIDDEN_X = np.array([1234.5, -7.25])               # MINI_HIDDEN's secret input
 # ---------------------------------------------------------------- helpers
 
 def grade_here(course_json: Path, subs: dict[str, Path], level: str, work: Path) -> dict[str, Graded]:
-    """Grade submissions in this process, one after another, with `grader.grading.plugin.run` (public and hidden)."""
+    """Grade submissions in this process, one after another, with `grader.grading.executors.run` (public and hidden)."""
     work.mkdir(parents=True, exist_ok=True)
     graded: list[Graded] = []
     saved_path = list(sys.path)
