@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -67,12 +68,14 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder, or your hand-in)")
     for name in problems:
         course.problem(name)
-    warning = _foreign_code_warning(folder) if path is not None else None
+    warning = checking.foreign_code_warning(folder) if path is not None else None
     if warning:
         click.echo(warning, err=True)
-    folder = _as_graded(course, folder)
+    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
+    folder = checking.as_graded(course, folder, work)
     checked = checking.check(course, folder, problems)
-    from grader import report# after: it imports numpy, the worker starts first
+    from grader import report                            # after: it imports numpy, the worker starts first
 
     report.problem_table(checked.doc, console(), full_points=checked.full_points)
     if json_path:
@@ -170,46 +173,6 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
     sys.exit(command.main(course_path=course_path, submissions=submissions, out_dir=out_dir, jobs=jobs, quiet=quiet,
                           nbgrader_dir=nbgrader_dir, assignment=assignment, executor=executor, scheduler=scheduler,
                           level=level, unsafe=unsafe, run_as=run_as, force=force, html=html))
-
-
-def _as_graded(course, path: Path) -> Path:
-    """The folder autograde would grade for ``path`` (a folder, .zip, .ipynb or .py), in a temporary folder removed
-    when the command ends; its notes (what was left out, and why) are printed. Hand-in and check read alike."""
-    import tempfile
-
-    from grader.intake import collect
-
-    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
-    click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
-    if path.is_file() and path.suffix not in collect.SUFFIXES:
-        raise GradeError(f"{path}: not a folder, .zip, .ipynb or .py")
-    submission = collect.one(course, "you", path, work)
-    for note in submission.notes:
-        click.echo(f"note: {note}", err=True)
-    if submission.error:
-        raise GradeError(f"{path}: {submission.error}")
-    return submission.folder
-
-
-def _foreign_code_warning(folder: Path, euid: int | None = None) -> str | None:
-    """The warning for `grade check --path FOLDER` when the code may not be the user's own: run by root, or
-    in a folder someone else owns (a TA checking a student's work). `check` has no sandbox."""
-    if os.name != "posix":
-        return None
-    euid = os.geteuid() if euid is None else euid
-    if euid == 0:
-        return ("Warning: grade check as root: this code runs as root with only process isolation and can read, "
-                "change or kill anything on this machine; check someone else's work as an unprivileged user, or "
-                "grade it with grade autograde (bwrap sandbox).")
-    try:
-        owner = folder.stat().st_uid
-    except OSError:
-        return None
-    if owner != euid:
-        return (f"Warning: {folder} belongs to another user (uid {owner}): grade check runs its code with only "
-                "process isolation, and it can read or change whatever you can; grade someone else's work with "
-                "grade autograde (bwrap sandbox).")
-    return None
 
 
 @main.command()

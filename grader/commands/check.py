@@ -74,3 +74,44 @@ def check(course: Course, folder: Path, problems: Sequence[str] = ()) -> Checked
     if problems:
         result = dataclasses.replace(result, results=tuple(r for r in result.results if r.problem in problems))
     return Checked(scoring.score(course, result, hidden=False), full_points(course, problems), result.results)
+
+
+def as_graded(course: Course, path: Path, work: Path) -> Path:
+    """The folder autograde would grade for ``path`` (a folder, .zip, .ipynb or .py), made under ``work``; its
+    notes (what was left out, and why) are printed. Hand-in and check read alike."""
+    import click
+
+    from grader.errors import GradeError
+    from grader.intake import collect
+
+    if path.is_file() and path.suffix not in collect.SUFFIXES:
+        raise GradeError(f"{path}: not a folder, .zip, .ipynb or .py")
+    submission = collect.one(course, "you", path, work)
+    for note in submission.notes:
+        click.echo(f"note: {note}", err=True)
+    if submission.error:
+        raise GradeError(f"{path}: {submission.error}")
+    return submission.folder
+
+
+def foreign_code_warning(folder: Path, euid: int | None = None) -> str | None:
+    """The warning for `grade check --path FOLDER` when the code may not be the user's own: run by root, or
+    in a folder someone else owns (a TA checking a student's work). `check` has no sandbox."""
+    import os
+
+    if os.name != "posix":
+        return None
+    euid = os.geteuid() if euid is None else euid
+    if euid == 0:
+        return ("Warning: grade check as root: this code runs as root with only process isolation and can read, "
+                "change or kill anything on this machine; check someone else's work as an unprivileged user, or "
+                "grade it with grade autograde (bwrap sandbox).")
+    try:
+        owner = folder.stat().st_uid
+    except OSError:
+        return None
+    if owner != euid:
+        return (f"Warning: {folder} belongs to another user (uid {owner}): grade check runs its code with only "
+                "process isolation, and it can read or change whatever you can; grade someone else's work with "
+                "grade autograde (bwrap sandbox).")
+    return None

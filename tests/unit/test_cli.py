@@ -337,14 +337,14 @@ def test_a_second_autograde_on_a_held_out_touches_nothing_and_names_the_holder(m
 
 
 def test_check_warns_when_the_code_may_not_be_the_users_own(mini_course, submission, tmp_path):
-    from grader.cli import _foreign_code_warning
+    from grader.commands.check import foreign_code_warning
 
     folder = submission(GOOD)
     mine = os.stat(folder).st_uid
-    assert "as root" in _foreign_code_warning(folder, euid=0)
-    assert "belongs to another user" in _foreign_code_warning(folder, euid=mine + 1)
+    assert "as root" in foreign_code_warning(folder, euid=0)
+    assert "belongs to another user" in foreign_code_warning(folder, euid=mine + 1)
     if mine != 0:
-        assert _foreign_code_warning(folder, euid=mine) is None
+        assert foreign_code_warning(folder, euid=mine) is None
     result = grade("check", "--course", mini_course, "--path", folder)
     warned = "process isolation" in result.output
     assert warned == (os.geteuid() == 0 or mine != os.geteuid())
