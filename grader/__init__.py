@@ -1,7 +1,7 @@
 """Auto-grader for the transformer-block exercises.
 
 Student code never runs in this package's processes: the suites reach it through
-:mod:`grader.grading.proxy`, which calls a sandboxed worker (:mod:`grader.sandbox.child.worker`) and gets plain data back.
+:mod:`grader.sandbox.proxy`, which calls a sandboxed worker (:mod:`grader.sandbox.child.worker`) and gets plain data back.
 """
 import os
 

@@ -75,7 +75,7 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
     click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
     folder = checking.as_graded(course, folder, work)
     checked = checking.check(course, folder, problems)
-    from grader import report                            # after: it imports numpy, the worker starts first
+    from grader import report# after: it imports numpy, the worker starts first
 
     report.problem_table(checked.doc, console(), full_points=checked.full_points)
     if json_path:
@@ -286,7 +286,7 @@ def gradescope_zip(out: Path, course_path: Path) -> None:
       grade gradescope-zip --out autograder.zip
     """
     from grader.course import manifest as course_mod
-    from grader.lms import gradescope_zip as builder
+    from grader.commands import gradescope_zip as builder
 
     entries = builder.build(course_mod.load(course_path), out)
     click.echo(f"{out}: {len(entries)} files (setup.sh, run_autograder, requirements.txt, grader/, course/)")

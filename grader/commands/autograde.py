@@ -15,11 +15,12 @@ from pathlib import Path
 import click
 
 from grader import __version__, report, scoring
+from grader.commands import outlock
 from grader.course import manifest as course_mod
 from grader.course.manifest import Course
 from grader.errors import ExitStatus, GradeError
 from grader.feedback.glyphs import console
-from grader.grading import executors, outlock, signature
+from grader.grading import executors, signature
 from grader.grading.results import Job
 from grader.intake import collect
 from grader.sandbox import policy as sandbox

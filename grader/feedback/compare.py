@@ -437,3 +437,18 @@ def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | Non
     if diagnose is not None:
         err.diagnosis = diagnose(got, [expected], same)
     raise err
+
+
+def split_diagnosis(test: Mapping) -> tuple[str | None, str]:
+    """A score document's test entry -> (the grader's diagnosis message or None, the rest of its output).
+
+    Only a test the grader diagnosed (its entry has a ``diagnosis`` id) has one, always the output's second
+    line (:attr:`grader.feedback.compare.Mismatch.public`): a line "diagnosis: ..." that the student's code printed is
+    part of the output like any other.
+    """
+    output = test.get("output", "")
+    first, _, rest = output.partition("\n")
+    line, _, after = rest.partition("\n")
+    if test.get("diagnosis") and line.startswith("diagnosis: "):
+        return line[len("diagnosis: "):], first + ("\n" + after if after else "")
+    return None, output

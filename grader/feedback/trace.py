@@ -9,7 +9,7 @@ Each step is computed twice with the student's functions: from the reference's e
 that step's function alone, so two faults in two functions show at two steps) and from the student's own earlier
 values ("your chain": where their block ends up). The reference's values come from ``feedback.trace_data``
 (written by ``grade precompute``), so a student's copy needs no solutions. The student's functions run in the
-sandboxed worker through the same proxy as grading (:class:`grader.sandbox.client.Worker`, :class:`grader.grading.proxy.Student`).
+sandboxed worker through the same proxy as grading (:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from grader.course.manifest import Course
 from grader.course.modules import import_course_module
 from grader.errors import GradeError, StudentError
 from grader.feedback.compare import _outside, allowed, same_array
-from grader.grading.proxy import Student
 from grader.sandbox.client import Worker
+from grader.sandbox.proxy import Student
 
 RTOL, ATOL = 1e-5, 1e-8          # a step matches the reference as a test's default check would
 NEAR = 1e-9                      # closer than this (relative) is the reference computed another way: not a near miss

@@ -22,10 +22,10 @@ from grader.course.manifest import Course, Problem
 from grader.errors import GradeError, GraderFault, StudentError
 from grader.feedback.compare import Mismatch
 from grader.feedback.figures import Figures
-from grader.grading.proxy import Planned, Recorded, Recorder, Student
 from grader.grading.results import Graded, Job, TestResult
 from grader.sandbox.client import Worker, started_worker
 from grader.sandbox.policy import describe
+from grader.sandbox.proxy import Planned, Recorded, Recorder, Student
 from grader.sandbox.zygote import Zygote
 
 
@@ -220,8 +220,8 @@ class GradingPlugin:
         return True
 
     def _plan_calls(self, items: list) -> None:
-        """Learn the calls to send ahead for every submission (see :mod:`grader.grading.proxy`): run each plain test
-        with a :class:`~grader.grading.proxy.Recorder` for ``student``, which records its first call and stops it
+        """Learn the calls to send ahead for every submission (see :mod:`grader.sandbox.proxy`): run each plain test
+        with a :class:`~grader.sandbox.proxy.Recorder` for ``student``, which records its first call and stops it
         there. No student code runs, and the plan is the same for every student, whoever was graded before.
         Only with a zygote (calls are sent ahead to forked workers)."""
         if not self.warm:

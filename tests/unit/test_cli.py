@@ -317,7 +317,7 @@ def test_a_grader_error_is_flagged_not_scored_and_a_rerun_regrades_it(mini_cours
 def test_a_second_autograde_on_a_held_out_touches_nothing_and_names_the_holder(mini_course, submission, tmp_path):
     import socket
 
-    from grader.grading import outlock
+    from grader.commands import outlock
 
     folder = submission(GOOD, name="ada")
     out = tmp_path / "scores"

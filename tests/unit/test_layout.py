@@ -70,6 +70,19 @@ def test_the_grader_imports_no_module_in_a_circle():
     assert cycle(edges) == []
 
 
+def test_the_stages_import_each_other_in_no_circle():
+    """One folder a stage: between the packages of grader/ too, imports run one way (grading uses feedback's
+    comparisons, so feedback never imports grading; the LMS side never imports a command)."""
+    def stage(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    stages: dict[str, set[str]] = {}
+    for a, targets in graph().items():
+        stages.setdefault(stage(a), set()).update(stage(b) for b in targets if stage(b) != stage(a))
+    assert "grader.feedback" in stages["grader.grading"]
+    assert cycle(stages) == []
+
+
 def _loaded_after(statement: str) -> set[str]:
     out = subprocess.run([sys.executable, "-c", f"import sys; {statement}; print('\\n'.join(sys.modules))"],
                          capture_output=True, text=True, check=True, timeout=60).stdout

@@ -19,7 +19,6 @@ import struct
 import numpy as np
 
 
-
 MAX_FRAME = 16 << 20          # bytes in one frame (one array)
 MAX_HEAD = 1 << 20            # bytes in the JSON document (MAX_ITEMS items fit many times over)
 MAX_MESSAGE = 32 << 20        # bytes in one message, all frames together
