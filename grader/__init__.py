@@ -1,7 +1,7 @@
 """Auto-grader for the transformer-block exercises.
 
 Student code never runs in this package's processes: the suites reach it through
-:mod:`grader.proxy`, which calls a sandboxed worker (:mod:`grader.worker`) and gets plain data back.
+:mod:`grader.sandbox.proxy`, which calls a sandboxed worker (:mod:`grader.sandbox.child.worker`) and gets plain data back.
 """
 import os
 
@@ -13,8 +13,8 @@ __version__ = "0.3.0"
 
 
 def load_ipython_extension(ipython) -> None:
-    """``%load_ext grader``: the ``%grade check`` magic (:mod:`grader.jupyter`; IPython is needed only here)."""
-    from .jupyter import load_ipython_extension as load
+    """``%load_ext grader``: the ``%grade check`` magic (:mod:`grader.commands.jupyter`; IPython is needed only here)."""
+    from grader.commands.jupyter import load_ipython_extension as load
 
     load(ipython)
 
@@ -23,7 +23,7 @@ def __getattr__(name: str):
     # ``from grader import check`` in a notebook, without importing the grading machinery (the worker
     # imports this package too) until it is used.
     if name == "check":
-        from .jupyter import check
+        from grader.commands.jupyter import check
 
         return check
     raise AttributeError(f"module 'grader' has no attribute {name!r}")

@@ -5,27 +5,16 @@ import functools
 import json
 import os
 import shutil
-import signal
 import sys
-from enum import IntEnum
+import tempfile
 from pathlib import Path
 
 import click
 
-from . import __version__
-from .errors import GradeError
-from .exporters import EXPORTERS
-
-
-class ExitStatus(IntEnum):
-    """What ``grade`` exits with."""
-
-    OK = 0
-    FAILED = 1          # a test failed (check, validate); a submission got no score file (autograde); a student
-                        # was left out (export)
-    ERROR = 2           # bad input: course.json, a folder, an option; --out in use by another autograde
-    GRADER_ERROR = 3    # autograde: the grader's own machinery failed on a submission (flagged, rerun regrades it)
-    INTERRUPTED = 130   # autograde: Ctrl-C or SIGTERM (the score files already written are kept), as shells do
+from grader import __version__
+from grader.errors import ExitStatus, GradeError
+from grader.feedback.glyphs import console
+from grader.lms.exporters import EXPORTERS
 
 
 class _Group(click.Group):
@@ -39,20 +28,9 @@ class _Group(click.Group):
             ctx.exit(ExitStatus.ERROR)
 
 
-def _console(stderr: bool = False):
-    from rich.console import Console
-
-    from .glyphs import stream_for
-
-    stream = sys.stderr if stderr else sys.stdout
-    # Not a terminal (CI, a log file): wide enough that student ids are never cut. A stream that cannot
-    # encode ✓ (a redirected Windows console) gets "ok" instead.
-    return Console(file=stream_for(stream), highlight=False, width=None if stream.isatty() else 160)
-
-
 def course_option(command=None, *, help: str = "The course manifest."):
     """``--course FILE`` and ``--assignment NAME``, handed to the command as one ``course_path``
-    (:class:`grader.course.CourseFile`) that ``course.load`` reads: every command takes both alike."""
+    (:class:`grader.course.manifest.CourseFile`) that ``load`` reads: every command takes both alike."""
     def decorate(command):
         @click.option("--course", "course_path", default="course.json", show_default=True,
                       type=click.Path(dir_okay=False, path_type=Path), help=help)
@@ -60,7 +38,7 @@ def course_option(command=None, *, help: str = "The course manifest."):
                       help="The assignment of course.json (needed when it lists several).")
         @functools.wraps(command)
         def with_course(*args, course_path: Path, assignment: str | None, **kwargs):
-            from .course import CourseFile
+            from grader.course.manifest import CourseFile
 
             return command(*args, course_path=CourseFile(course_path, assignment), **kwargs)
         return with_course
@@ -96,7 +74,8 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check --path hand-in.zip   # your hand-in, as it will be graded
     Exits 0 only when every test passes.
     """
-    from . import checking, course as course_mod
+    from grader.commands import check as checking
+    from grader.course import manifest as course_mod
 
     course = course_mod.load(course_path)
     folder = path or course.exercises
@@ -104,18 +83,20 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder, or your hand-in)")
     for name in problems:
         course.problem(name)
-    warning = _foreign_code_warning(folder) if path is not None else None
+    warning = checking.foreign_code_warning(folder) if path is not None else None
     if warning:
         click.echo(warning, err=True)
-    folder = _as_graded(course, folder)
+    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
+    folder = checking.as_graded(course, folder, work)
     checked = checking.check(course, folder, problems)
-    from . import report                                 # after: it imports numpy, the worker starts first
+    from grader import report# after: it imports numpy, the worker starts first
 
-    report.problem_table(checked.doc, _console(), full_points=checked.full_points)
+    report.problem_table(checked.doc, console(), full_points=checked.full_points)
     if json_path:
         report.write_score(checked.doc, json_path)
     if html_path:
-        from . import page
+        from grader.feedback import page
 
         report.write_atomic(html_path, page.render(checked.doc, page.feedback_of(checked.results)))
     sys.exit(ExitStatus.OK if checked.ok else ExitStatus.FAILED)
@@ -139,7 +120,8 @@ def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
     Then check it as it will be graded: grade check --path hand-in.zip
     Exits 0 when every module is there and not the released stub.
     """
-    from . import course as course_mod, handin
+    from grader.course import manifest as course_mod
+    from grader.intake import handin
 
     course = course_mod.load(course_path)
     packed = handin.pack(course, source or course.exercises, out)
@@ -200,248 +182,20 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
       grade autograde submissions/ --out scores/ --jobs 2 --html
       grade autograde --nbgrader nbgrader_course/ --out scores/      # submitted/<student>/<assignment>/
     """
-    from . import course as course_mod, outlock, sandbox, signature
+    from grader.commands import autograde as command
 
-    course = course_mod.load(course_path)
-    if (executor == "dask") != (scheduler is not None):
-        raise GradeError("--executor dask and --scheduler ADDRESS go together")
-    level = _choose_level(level, unsafe, sandbox, run_as)
-    sandbox.run_as_ids(run_as, level)                   # a one-line error before anything is touched
-    key_file = signature.key_path(course.path)
-    if out_dir.resolve() in key_file.parents:
-        raise GradeError(f"--out {out_dir}: holds the course folder, where the grader's key {key_file.name} is: "
-                         "give the score files a folder of their own (e.g. --out scores/)")
-    written: list[str] = []
-    # `kill`, a batch system's time limit, systemd: stop exactly as Ctrl-C does (whole files kept, none half).
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        with outlock.hold(out_dir):                      # before anything in --out is touched
-            key = signature.load_key(course.path, create=True)
-            status = _autograde(course, submissions, out_dir, jobs, quiet, nbgrader_dir, executor,
-                                scheduler, level, force, html, key, written, run_as)
-    except KeyboardInterrupt:
-        click.echo(f"Interrupted: the score files already written are kept in {out_dir} ({len(written)} by this "
-                   "run); run the same command again to grade the rest.", err=True)
-        status = ExitStatus.INTERRUPTED
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    sys.exit(status)
-
-
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
-def _autograde(course, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
-               executor: str, scheduler: str | None, level: str, force: bool, html: bool,
-               key: bytes, written: list[str], run_as: str | None = None) -> ExitStatus:
-    """The batch, with ``out_dir`` locked: its exit status. ``written`` gets each student whose file it wrote."""
-    from . import collect, report, runner, sandbox, scoring, signature
-
-    for stale in out_dir.glob(".score-*.tmp"):          # left by a batch killed mid-write
-        stale.unlink()
-    if run_as:                # the private copies must be reachable by that user, --out must not be
-        import tempfile
-
-        work = Path(tempfile.mkdtemp(prefix="grade-work-"))
-        work.chmod(0o711)
-    else:
-        work = out_dir / ".grading"                      # nothing is written outside --out
-        shutil.rmtree(work, ignore_errors=True)
-    flagged: list[str] = []
-    try:
-        subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
-                                       assignment=course.assignment if nbgrader_dir else None)
-        by_student = {s.student: s for s in subs}
-        job_list = [runner.Job(s.student, s.folder) for s in subs]
-        err = _console(stderr=True)
-        for line in skipped:
-            err.print(line, markup=False)
-        docs, failures = [], []
-        if not force:
-            # A requested page is an output too: a student without one is regraded (the page needs the results).
-            kept = [doc for doc in (_up_to_date(out_dir, job, course, sandbox.describe(level),
-                                                by_student[job.student].submitted_at, key) for job in job_list)
-                    if doc and not (html and not (out_dir / f"{doc['student']}.html").is_file())]
-            docs += kept
-            unchanged = {doc["student"] for doc in kept}
-            job_list = [job for job in job_list if job.student not in unchanged]
-            if kept and not quiet:
-                err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)")
-
-        def on_result(graded) -> None:
-            try:
-                doc = collect.annotate(scoring.score(course, graded, hidden=True), by_student[graded.job.student],
-                                       course)
-                doc = signature.sign(doc, key)
-                report.write_score(doc, out_dir / f"{graded.job.student}.json")
-                page_path = out_dir / f"{graded.job.student}.html"
-                if html:
-                    from . import page
-
-                    report.write_atomic(page_path, page.render(doc, page.feedback_of(graded.results)))
-                else:
-                    page_path.unlink(missing_ok=True)    # an older grading's page: never left beside a new score
-            except Exception as exc:                     # one bad submission never stops the batch
-                failures.append(graded.job.student)
-                err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
-                return
-            written.append(graded.job.student)
-            docs.append(doc)
-            if doc["status"] == "grader_error":
-                # Said even with --quiet: the instructor must know this is no grade, and that a rerun fixes it.
-                flagged.append(graded.job.student)
-                err.print(f"grader error: {graded.job.student}: {doc.get('error', '')}; not exported; a rerun "
-                          "regrades it", markup=False)
-                done(f"grader error on {graded.job.student}: not graded, not exported ({graded.seconds:.1f} s)")
-                return
-            notes = "".join(f"\n  {note}" for note in doc.get("submission_notes", []))
-            blank = " (blank)" if doc.get("blank") else ""
-            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g}{blank} ({graded.seconds:.1f} s)"
-                 + notes)
-
-        with report.progress(len(job_list), err, quiet) as done:
-            if job_list and executor == "dask":
-                runner.run_dask(course, job_list, on_result, hidden=True, level=level, scheduler=scheduler)
-            elif job_list:
-                runner.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
-                                    tmp_root=work, run_as=run_as)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    docs.sort(key=lambda d: d["student"])
-    if not quiet:
-        report.summary_table(docs, _console(), title=f"{course.assignment}: {len(docs)} submissions "
-                             f"(sandbox: {sandbox.describe(level)})")
-    missing = sorted({s.student for s in subs} - {d["student"] for d in docs})
-    if missing:
-        err.print(f"no score file for: {', '.join(missing)}", markup=False)
-        return ExitStatus.FAILED
-    if flagged:
-        err.print(f"grader error on {len(flagged)} submissions ({', '.join(sorted(flagged))}): run the same "
-                  "command again to regrade them", markup=False)
-        return ExitStatus.GRADER_ERROR
-    return ExitStatus.OK
-
-
-def _as_graded(course, path: Path) -> Path:
-    """The folder autograde would grade for ``path`` (a folder, .zip, .ipynb or .py), in a temporary folder removed
-    when the command ends; its notes (what was left out, and why) are printed. Hand-in and check read alike."""
-    import tempfile
-
-    from . import collect
-
-    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
-    click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
-    if path.is_file() and path.suffix not in collect.SUFFIXES:
-        raise GradeError(f"{path}: not a folder, .zip, .ipynb or .py")
-    submission = collect.one(course, "you", path, work)
-    for note in submission.notes:
-        click.echo(f"note: {note}", err=True)
-    if submission.error:
-        raise GradeError(f"{path}: {submission.error}")
-    return submission.folder
-
-
-def _foreign_code_warning(folder: Path, euid: int | None = None) -> str | None:
-    """The warning for `grade check --path FOLDER` when the code may not be the user's own: run by root, or
-    in a folder someone else owns (a TA checking a student's work). `check` has no sandbox."""
-    if os.name != "posix":
-        return None
-    euid = os.geteuid() if euid is None else euid
-    if euid == 0:
-        return ("Warning: grade check as root: this code runs as root with only process isolation and can read, "
-                "change or kill anything on this machine; check someone else's work as an unprivileged user, or "
-                "grade it with grade autograde (bwrap sandbox).")
-    try:
-        owner = folder.stat().st_uid
-    except OSError:
-        return None
-    if owner != euid:
-        return (f"Warning: {folder} belongs to another user (uid {owner}): grade check runs its code with only "
-                "process isolation, and it can read or change whatever you can; grade someone else's work with "
-                "grade autograde (bwrap sandbox).")
-    return None
-
-
-def _choose_level(level: str, unsafe: bool, sandbox, run_as: str | None = None) -> str:
-    """The isolation level for autograde: refuse to run without a sandbox unless --unsafe."""
-    available = sandbox.available_levels()
-    chosen = available[0] if level == "auto" else level
-    if chosen not in available:
-        raise GradeError(f"--sandbox {level}: not available on this machine (install bubblewrap: "
-                         "apt-get install bubblewrap)")
-    if chosen == sandbox.PROCESS and not unsafe:
-        raise GradeError("no sandbox: student code would run with only process isolation; install bubblewrap "
-                         "(apt-get install bubblewrap) or pass --unsafe")
-    if chosen == sandbox.PROCESS and os.name == "posix" and os.geteuid() == 0 and not run_as:
-        click.echo("Warning: --unsafe as root: student code runs as root with only process isolation and can "
-                   "read, change or kill anything on this machine; grade as an unprivileged user, or use bwrap.",
-                   err=True)
-    return chosen
-
-
-def _up_to_date(out_dir: Path, job, course, sandbox_level: str, submitted_at, key: bytes) -> dict | None:
-    """The existing score file of ``job`` if it is one to trust (schema-valid, graded, not a grader error,
-    signed with ``key``) and was made from the same files, course, grader and sandbox, and (when the course
-    has a due date) the same submission time. Anything else is regraded, never an error."""
-    import json
-
-    from . import report, scoring, signature
-
-    try:
-        doc = json.loads((out_dir / f"{job.student}.json").read_text(encoding="utf-8"))
-        report.validate(doc)
-    except (OSError, ValueError, GradeError):
-        return None
-    same = (doc["status"] == "graded" and signature.verify(doc, key) and doc.get("course_sha256") == course.sha256
-            and doc.get("grader_version") == __version__ and doc.get("sandbox") == sandbox_level
-            and "error" not in doc and doc.get("submission_sha256") == scoring.submission_sha256(job.path))
-    if same and course.due is not None:
-        when = submitted_at.isoformat(timespec="milliseconds") if submitted_at else None
-        same = (doc.get("late") or {}).get("submitted_at") == when
-    return doc if same else None
+    sys.exit(command.main(course_path=course_path, submissions=submissions, out_dir=out_dir, jobs=jobs, quiet=quiet,
+                          nbgrader_dir=nbgrader_dir, executor=executor, scheduler=scheduler,
+                          level=level, unsafe=unsafe, run_as=run_as, force=force, html=html))
 
 
 @main.command()
 @course_option
 def validate(course_path: Path) -> None:
     """Check the course: the reference scores full marks and the stubs zero, on every suite."""
-    from . import course as course_mod, report, runner, sandbox, scoring
+    from grader.commands import validate as command
 
-    course = course_mod.load(course_path)
-    problems_ok = True
-    for problem in course.problems:
-        for folder, what in [(course.exercises, "stub"), (course.solutions, "solution")]:
-            if folder is None or not (folder / f"{problem.module}.py").is_file():
-                click.echo(f"{problem.name}: no {what} module {problem.module}.py", err=True)
-                problems_ok = False
-        if problem.hidden is None:
-            click.echo(f"{problem.name}: no hidden suite", err=True)
-            problems_ok = False
-    if course.solutions is None:
-        raise GradeError(f"{course.path}: field 'solutions': needed to validate the course")
-    docs: list = []
-    jobs = [runner.Job("reference", course.solutions), runner.Job("stubs", course.exercises)]
-    runner.run(course, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True,
-               level=sandbox.available_levels()[0])
-    reference, stubs = docs
-    report.summary_table(docs, _console(), title=f"{course.assignment}: validation")
-    for problem in reference["problems"]:
-        share = sum(t["max_score"] for t in reference["tests"] if t["problem"] == problem["name"] and t.get("property"))
-        click.echo(f"{problem['name']}: property tests {share:g} of {problem['max_score']:g} points "
-                   f"({share / problem['max_score']:.0%})" if problem["max_score"] else f"{problem['name']}: no points")
-    for ref_p, stub_p in zip(reference["problems"], stubs["problems"]):
-        if ref_p["score"] != ref_p["max_score"]:
-            click.echo(f"{ref_p['name']}: the reference scores {ref_p['score']:g}/{ref_p['max_score']:g}", err=True)
-            for t in reference["tests"]:
-                if t["problem"] == ref_p["name"] and t["status"] != "passed":
-                    click.echo(f"  {t['name']}: {t['output']}", err=True)
-            problems_ok = False
-        if stub_p["score"] != 0:
-            click.echo(f"{stub_p['name']}: the stubs score {stub_p['score']:g}", err=True)
-            problems_ok = False
-    click.echo("course is valid" if problems_ok else "course is NOT valid")
-    sys.exit(ExitStatus.OK if problems_ok else ExitStatus.FAILED)
+    sys.exit(command.main(course_path=course_path))
 
 
 @main.command()
@@ -461,8 +215,9 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
       grade release --out release/ --nbgrader-dir nbgrader_course/
       cd nbgrader_course && nbgrader generate_assignment <assignment> --force
     """
-    from . import course as course_mod, nbsource
-    from . import release as release_mod
+    from grader.course import manifest as course_mod
+    from grader.commands import nbsource
+    from grader.commands import release as release_mod
 
     course = course_mod.load(course_path)
     files = release_mod.build(course, out_dir)
@@ -508,9 +263,10 @@ def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, al
       grade export scores/ --format moodle --roster roster.csv --moodle-key username --out moodle.csv
       grade export scores/ --format csv --out grades.csv
     """
-    from . import course as course_mod, signature
-    from .export import Trust, export as run_export
-    from .exporters.common import Options
+    from grader.course import manifest as course_mod
+    from grader.grading import signature
+    from grader.commands.export import Trust, export as run_export
+    from grader.lms.exporters.common import Options
 
     course = course_mod.load(course_path)
     trust = Trust(signature.load_key(course.path), course.sha256, __version__, allow_stale)
@@ -542,7 +298,8 @@ def gradescope_zip(out: Path, course_path: Path) -> None:
     /autograder/results/results.json. Example:
       grade gradescope-zip --out autograder.zip
     """
-    from . import course as course_mod, gradescope_zip as builder
+    from grader.course import manifest as course_mod
+    from grader.commands import gradescope_zip as builder
 
     entries = builder.build(course_mod.load(course_path), out)
     click.echo(f"{out}: {len(entries)} files (setup.sh, run_autograder, requirements.txt, grader/, course/)")
@@ -551,7 +308,7 @@ def gradescope_zip(out: Path, course_path: Path) -> None:
 @main.command()
 def schema() -> None:
     """Print the score file's JSON Schema."""
-    from .report import SCHEMA_PATH
+    from grader.report import SCHEMA_PATH
 
     click.echo(SCHEMA_PATH.read_text(), nl=False)
 
@@ -569,7 +326,9 @@ def precompute(course_path: Path, check_only: bool) -> None:
     Example:
       grade precompute && git add tests/public/*.json
     """
-    from . import course as course_mod, precompute as pre, report
+    from grader.course import manifest as course_mod
+    from grader.commands import precompute as pre
+    from grader import report
 
     files = pre.build(course_mod.load(course_path))
     stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
@@ -603,7 +362,8 @@ def trace(course_path: Path, path: Path | None, settings: tuple[str, ...], list_
       grade trace --case row_x10=3     # the-block: token 3's embedding times 10
       grade trace --case random        # the-block: random weights, two heads, gamma and beta set
     """
-    from . import course as course_mod, trace as trace_mod, traceview
+    from grader.course import manifest as course_mod
+    from grader.feedback import trace as trace_mod, traceview
 
     course = course_mod.load(course_path)
     if list_cases:
@@ -616,6 +376,6 @@ def trace(course_path: Path, path: Path | None, settings: tuple[str, ...], list_
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
     result = trace_mod.run(course, folder, case)
     asked = ", ".join(settings)
-    traceview.trace_table(result, _console(), title=f"The worked example through your functions in {folder} "
-                                                    f"({asked or 'as in the course'})")
+    traceview.trace_table(result, console(), title=f"The worked example through your functions in {folder} "
+                                                   f"({asked or 'as in the course'})")
     sys.exit(ExitStatus.OK if result.matches else ExitStatus.FAILED)

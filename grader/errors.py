@@ -1,6 +1,8 @@
 """The grader's exception family: one place for every error a user can see."""
 from __future__ import annotations
 
+from enum import IntEnum
+
 
 class GradeError(Exception):
     """A problem with the grader's input (course.json, a folder, a score file): a one-line message.
@@ -45,3 +47,14 @@ class GraderFault(Exception):
 
     :param message: one sentence for the instructor, e.g. ``"the sandbox's zygote died during gelu()"``.
     """
+
+
+class ExitStatus(IntEnum):
+    """What ``grade`` exits with."""
+
+    OK = 0
+    FAILED = 1          # a test failed (check, validate); a submission got no score file (autograde); a student
+                        # was left out (export)
+    ERROR = 2           # bad input: course.json, a folder, an option; --out in use by another autograde
+    GRADER_ERROR = 3    # autograde: the grader's own machinery failed on a submission (flagged, rerun regrades it)
+    INTERRUPTED = 130   # autograde: Ctrl-C or SIGTERM (the score files already written are kept), as shells do

@@ -10,8 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-from .errors import GradeError
-from .scoring import split_diagnosis
+from grader.errors import GradeError
+from grader.feedback.compare import split_diagnosis
 
 SCHEMA_PATH = Path(__file__).with_name("score.schema.json")
 
@@ -155,7 +155,7 @@ def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = 
 
 
 def _total(full_points: Mapping[str, float], doc: dict) -> float:
-    from .scoring import points
+    from grader.scoring import points
 
     return points(sum(full_points[p["name"]] for p in doc["problems"]))
 

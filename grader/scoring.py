@@ -9,13 +9,13 @@ import hashlib
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
-from . import __version__
-from .course import Course
+from grader import __version__
+from grader.course.manifest import Course
 
 if TYPE_CHECKING:                # not imported at run time: `grade export` needs points() without pytest
-    from .runner import Graded
+    from grader.grading.results import Graded
 
 
 def points(x: float) -> float:
@@ -99,18 +99,3 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
     if graded.error:
         doc["error"] = _text(graded.error)
     return doc
-
-
-def split_diagnosis(test: Mapping) -> tuple[str | None, str]:
-    """A score document's test entry -> (the grader's diagnosis message or None, the rest of its output).
-
-    Only a test the grader diagnosed (its entry has a ``diagnosis`` id) has one, always the output's second
-    line (:attr:`grader.compare.Mismatch.public`): a line "diagnosis: ..." that the student's code printed is
-    part of the output like any other.
-    """
-    output = test.get("output", "")
-    first, _, rest = output.partition("\n")
-    line, _, after = rest.partition("\n")
-    if test.get("diagnosis") and line.startswith("diagnosis: "):
-        return line[len("diagnosis: "):], first + ("\n" + after if after else "")
-    return None, output

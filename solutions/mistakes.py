@@ -4,7 +4,7 @@ Each mistake is a variant of the reference, written the way students write it (r
 with their size); some have several variants when students write the same mistake in ways whose outputs differ,
 e.g. a mask that hides the diagonal with -inf (NaN in row 0) or with -1e9 (row 0 averages every token).
 The grader runs them in its own process after a failed check and names the mistake when the student's output
-matches exactly one (grader.mistakes). A mistake inside a component also has a variant of the functions that
+matches exactly one (grader.feedback.mistakes). A mistake inside a component also has a variant of the functions that
 use it (softmax without the max inside attention; the block and mlp around a faulty layernorm, attention
 or gelu), so a test of attention can name a softmax mistake, and a block test can accept the right wiring
 around a component whose own tests found this mistake.
@@ -17,7 +17,7 @@ import numpy as np
 
 from attention import attention, softmax
 from block import mlp
-from grader.mistakes import fit, mistake
+from grader.feedback.mistakes import fit, mistake
 from layernorm import layernorm
 from params import swiglu_width
 

@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 
 from gqa import gqa_attention, softmax
-from grader.mistakes import mistake
+from grader.feedback.mistakes import mistake
 from rmsnorm import rmsnorm
 from swiglu import silu, swiglu, swiglu_width
 

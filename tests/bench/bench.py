@@ -28,7 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.sandbox import BWRAP, PROCESS, available_levels
+from grader.sandbox.policy import BWRAP, PROCESS, available_levels
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

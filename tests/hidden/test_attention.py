@@ -3,7 +3,7 @@
 Value tests compare with the reference on fixed seeded inputs; property tests (@pytest.mark.property) check a
 rule on the student's own outputs only, so a numeric slip (a wrong scale, float32 arithmetic, a softmax slip)
 keeps them. The attention tests are wiring tests: the student's softmax is stood in for by the reference's
-(grader.standins), so a mistake inside softmax costs only the softmax tests.
+(grader.feedback.standins), so a mistake inside softmax costs only the softmax tests.
 
 Aimed at: softmax without the max subtracted (scores + 100 in float32, scores x 1000), softmax over the wrong
 axis, heads split or merged wrongly (reversed, bare reshape) and sqrt(d_model) or d_head for sqrt(d_head)
@@ -15,7 +15,7 @@ float64 precision; and the course's h_5 (causal=False: the public suite).
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
+from grader.feedback.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
 from public.test_attention import float_array, judgeable
 from public.toy import COURSE, F64, H5, W_k, W_o, W_q, W_v, X
 

@@ -1,7 +1,7 @@
 """Hidden tests for mlp(u, W_1, W_2) and the pre-LN block(x, params, n_heads=1, use_attention=True).
 
 The block problem grades the wiring only: every test runs the student's block (or mlp) with their other
-functions replaced by the reference's (grader.standins), so a fault inside a component costs points in that
+functions replaced by the reference's (grader.feedback.standins), so a fault inside a component costs points in that
 component's problem, never here. Value tests compare with the reference; property tests
 (@pytest.mark.property) check a rule on the student's own outputs (causality, x and params left alone, the
 attention branch really skipped), so a slip in the values keeps them.
@@ -15,7 +15,7 @@ subtraction still compose.
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_attempt, assert_close
+from grader.feedback.compare import Mismatch, assert_attempt, assert_close
 from public.test_attention import float_array, judgeable
 from public.toy import COURSE, COURSE_ROUNDED, F64, LN_H5, M5, PARAMS, W_1, W_2, X, Y5, Y5_NO_ATTENTION
 

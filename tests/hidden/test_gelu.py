@@ -12,7 +12,7 @@ float32.
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_attempt, assert_close, assert_close_own
+from grader.feedback.compare import assert_array, assert_attempt, assert_close, assert_close_own
 from public.toy import F64
 
 

@@ -13,7 +13,7 @@ A numeric slip (ddof=1, eps = 1e-6) keeps them.
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_attempt, assert_close, assert_close_own
+from grader.feedback.compare import assert_array, assert_attempt, assert_close, assert_close_own
 from public.toy import COURSE, F64, H5, LN_H5
 
 

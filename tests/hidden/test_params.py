@@ -9,7 +9,7 @@ depend on n_heads, and n_kv_heads = n_heads is Llama's default (checked on the s
 """
 import pytest
 
-from grader.compare import ATTEMPT, assert_equal, assert_raises, assert_types
+from grader.feedback.compare import ATTEMPT, assert_equal, assert_raises, assert_types
 
 
 @pytest.mark.points(1.5)

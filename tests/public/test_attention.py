@@ -18,7 +18,7 @@ your own outputs only (rows that sum to 1, causality, float32 kept), so a numeri
 import numpy as np
 import pytest
 
-from grader.compare import Diagnosis, Mismatch, assert_array, assert_close, assert_close_own, either
+from grader.feedback.compare import Diagnosis, Mismatch, assert_array, assert_close, assert_close_own, either
 from grader.errors import StudentError
 from public.toy import W_k, W_o, W_q, W_v
 from public.trace import attention_weights

@@ -15,7 +15,7 @@ only (causality, float32 kept), so a slip in the values keeps them.
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_array, assert_close, assert_close_own
+from grader.feedback.compare import Mismatch, assert_array, assert_close, assert_close_own
 from public.test_attention import WK6, WO6, WQ6, WV6, float_array, judgeable, pattern
 from public.toy import PARAMS, X
 

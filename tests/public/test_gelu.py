@@ -7,7 +7,7 @@ form and the exact erf form x * Phi(x) differ by up to 4.7e-4 (near |x| = 2.7): 
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_close, assert_close_own
+from grader.feedback.compare import assert_array, assert_close, assert_close_own
 from public.toy import COURSE
 
 

@@ -7,7 +7,7 @@ Run them with `pytest tests/public/test_layernorm.py`; the hidden tests check mo
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_close, assert_close_own
+from grader.feedback.compare import assert_array, assert_close, assert_close_own
 from public.toy import X
 
 # layernorm(X) for the course's five toy embeddings (the u of the Q, K, V page).

@@ -13,7 +13,7 @@ from itertools import combinations
 
 import pytest
 
-from grader.compare import Diagnosis, assert_equal, assert_keys, assert_types, either
+from grader.feedback.compare import Diagnosis, assert_equal, assert_keys, assert_types, either
 
 GPT2_SMALL = {"attention": 2_362_368, "mlp": 4_722_432, "norm": 3_072, "total": 7_087_872}
 

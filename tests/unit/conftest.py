@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.course import load
-from grader.sandbox import BWRAP, Limits, Worker, Zygote, available_levels
+from grader.course.manifest import load
+from grader.sandbox.policy import BWRAP, available_levels
+from grader.course.limits import Limits
+from grader.sandbox.client import Worker
+from grader.sandbox.zygote import Zygote
 
 PROJECT = Path(__file__).resolve().parents[2]
 EXAMPLES = PROJECT / "examples" / "submissions"
@@ -28,7 +31,7 @@ def notebook_code(student: str, module: str) -> str:
 MINI_PUBLIC = '''
 import numpy as np
 import pytest
-from grader.compare import assert_close
+from grader.feedback.compare import assert_close
 
 @pytest.mark.points(1)
 def test_double_small(student):
@@ -38,7 +41,7 @@ def test_double_small(student):
 MINI_HIDDEN = '''
 import numpy as np
 import pytest
-from grader.compare import assert_close
+from grader.feedback.compare import assert_close
 
 @pytest.mark.points(2)
 def test_double_secret(student):

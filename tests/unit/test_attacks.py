@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import GOOD
 
-from grader.sandbox import BWRAP
-from grader.signature import load_key
+from grader.sandbox.policy import BWRAP
+from grader.grading.signature import load_key
 
 WRONG = "def double(x):\n    return x\ndef twice(n):\n    return n\n"
 ATTACKS = {
@@ -179,8 +179,9 @@ def test_one_students_values_never_reach_the_next_students_worker(mini_course, s
     """A grader process sends each plain test's first call ahead, as it made it for the submission before.
     A later call of a test may be made of what the student's code returned (here double(double(x))):
     sent ahead, it would hand the previous student's value to the next student's code."""
-    from grader import runner
-    from grader.course import load
+    from grader.grading import executors
+    from grader.grading.results import Job
+    from grader.course.manifest import load
 
     public = mini_course.parent / "tests" / "public" / "test_mathy.py"
     public.write_text(public.read_text() + '''
@@ -205,7 +206,7 @@ def test_double_again(student):
             return 2 * x
         """})
     shown = []
-    runner.run(load(mini_course), [runner.Job("marked", marked), runner.Job("spy", spy)],
+    executors.run(load(mini_course), [Job("marked", marked), Job("spy", spy)],
                lambda g: shown.extend(r.output for r in g.results if g.job.student == "spy"), hidden=False)
     assert any("seen [" in text for text in shown)               # the spy did report what it saw
     assert not any("777" in text for text in shown)

@@ -254,7 +254,7 @@ def test_the_cache_keeps_only_schema_valid_signed_graded_files(mini_course, subm
     docs["listy"] = []
     docs["edited"]["score"] = docs["edited"]["problems"][0]["score"] = 4.0          # by hand: 0 -> 4
     del docs["unsigned"]["signature"]
-    from grader.signature import load_key, sign
+    from grader.grading.signature import load_key, sign
 
     docs["flagged"] = sign({**docs["flagged"], "status": "grader_error"}, load_key(mini_course))   # signed
     for name, doc in docs.items():
@@ -273,15 +273,16 @@ def test_the_cache_keeps_only_schema_valid_signed_graded_files(mini_course, subm
 # (a zygote killed from outside, say); --jobs 1 grades in this process, where the patch is.
 FLAKY = """
 import dataclasses, sys
-from grader import cli, runner
-real = runner.GradingPlugin._grade
+from grader import cli
+from grader.grading import plugin
+real = plugin.GradingPlugin._grade
 def grade(self, job, items):
     graded = real(self, job, items)
     if job.student == "flaky":
         return dataclasses.replace(graded, grader_error=True,
                                    error="the grader failed, not your code: the sandbox's zygote died during double()")
     return graded
-runner.GradingPlugin._grade = grade
+plugin.GradingPlugin._grade = grade
 cli.main(sys.argv[1:], prog_name="grade")
 """
 
@@ -316,7 +317,7 @@ def test_a_grader_error_is_flagged_not_scored_and_a_rerun_regrades_it(mini_cours
 def test_a_second_autograde_on_a_held_out_touches_nothing_and_names_the_holder(mini_course, submission, tmp_path):
     import socket
 
-    from grader import outlock
+    from grader.commands import outlock
 
     folder = submission(GOOD, name="ada")
     out = tmp_path / "scores"
@@ -336,14 +337,14 @@ def test_a_second_autograde_on_a_held_out_touches_nothing_and_names_the_holder(m
 
 
 def test_check_warns_when_the_code_may_not_be_the_users_own(mini_course, submission, tmp_path):
-    from grader.cli import _foreign_code_warning
+    from grader.commands.check import foreign_code_warning
 
     folder = submission(GOOD)
     mine = os.stat(folder).st_uid
-    assert "as root" in _foreign_code_warning(folder, euid=0)
-    assert "belongs to another user" in _foreign_code_warning(folder, euid=mine + 1)
+    assert "as root" in foreign_code_warning(folder, euid=0)
+    assert "belongs to another user" in foreign_code_warning(folder, euid=mine + 1)
     if mine != 0:
-        assert _foreign_code_warning(folder, euid=mine) is None
+        assert foreign_code_warning(folder, euid=mine) is None
     result = grade("check", "--course", mini_course, "--path", folder)
     warned = "process isolation" in result.output
     assert warned == (os.geteuid() == 0 or mine != os.geteuid())
@@ -368,7 +369,7 @@ def test_check_on_a_stream_that_cannot_encode_the_marks_prints_plain_text(mini_c
 
 
 def test_plain_text_stands_in_for_each_mark_and_question_marks_the_rest():
-    from grader.glyphs import plain, stream_for
+    from grader.feedback.glyphs import plain, stream_for
 
     assert plain("✓ ok · 5×4 …", "utf-8") == "✓ ok · 5×4 …"
     assert plain("✓ ✗ · 5×4 … 漢", "ascii") == "ok FAIL - 5x4 ... ?"

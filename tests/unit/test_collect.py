@@ -147,8 +147,8 @@ def test_a_parser_breaking_file_costs_only_its_student(tmp_path):
     gets an error, and collecting the others goes on; a long file is read in linear time."""
     import time
 
-    from grader.collect import from_path
-    from grader.course import load
+    from grader.intake.collect import from_path
+    from grader.course.manifest import load
 
     course = load(PROJECT / "course.json")
     subs = tmp_path / "subs"
@@ -166,8 +166,8 @@ def test_a_parser_breaking_file_costs_only_its_student(tmp_path):
 def test_a_timestamp_inside_a_student_zip_is_not_trusted(tmp_path):
     import zipfile
 
-    from grader.collect import from_path
-    from grader.course import load
+    from grader.intake.collect import from_path
+    from grader.course.manifest import load
 
     course = load(PROJECT / "course.json")
     subs = tmp_path / "subs"

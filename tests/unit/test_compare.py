@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.compare import (Diagnosis, Mismatch, assert_close, assert_close_any, assert_close_own, assert_equal,
+from grader.feedback.compare import (Diagnosis, Mismatch, assert_close, assert_close_any, assert_close_own, assert_equal,
                             assert_keys, assert_raises, assert_types, same_array)
 from grader.errors import StudentError
 
@@ -291,7 +291,7 @@ VALUES = [0, 1, -1, 1e-9, np.inf, -np.inf, np.nan, 1e300, -1e300, 5e-324, 1 + 1e
 
 @pytest.mark.parametrize("rtol, atol", [(1e-5, 1e-8), (0.0, 0.0), (1e-3, 1e-3)])
 def test_the_tolerance_is_isclose_scaled_to_the_arrays_magnitude_nan_equal_to_nan(rtol, atol):
-    from grader.compare import _outside, allowed
+    from grader.feedback.compare import _outside, allowed
 
     rest = np.array([2.0, -3.5, 1e-7])
     for first_got in VALUES:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import MINI_HIDDEN, MINI_PUBLIC, grade, make_course, write_tree
 
-from grader.course import load
+from grader.course.manifest import load
 from grader.errors import GradeError
 
 
@@ -158,20 +158,21 @@ def test_one_process_grades_two_assignments_each_with_its_own_reference_and_suit
     (also the package `public`, also module mathy) are B's, and then A's are A's again."""
     import numpy as np
 
-    from grader import runner
-    from grader.mistakes import import_course_module
+    from grader.course.modules import import_course_module
+    from grader.grading import executors, plugin
+    from grader.grading.results import Job
 
     first, second = load(mini_course), load(tripling(tmp_path / "second"))
-    assert runner.load_reference(first).double(1) == 2
-    assert runner.load_reference(second).double(1) == 3
-    assert runner.load_reference(first).double(np.ones(1))[0] == 2
+    assert plugin.load_reference(first).double(1) == 2
+    assert plugin.load_reference(second).double(1) == 3
+    assert plugin.load_reference(first).double(np.ones(1))[0] == 2
     assert import_course_module(second.problems[0].public).__file__ == str(second.problems[0].public)
     doubler = write_tree(tmp_path / "subs" / "doubler", {"mathy.py": "def double(x):\n    return 2 * x\n"})
     tripler = write_tree(tmp_path / "subs" / "tripler", {"mathy.py": "def double(x):\n    return 3 * x\n"})
     scores = {}
     for course in (first, second, first):
         for job in (doubler, tripler):
-            runner.run(course, [runner.Job(job.name, job)],
+            executors.run(course, [Job(job.name, job)],
                        lambda g: scores.setdefault((course.assignment, course.root.name), []).append(
                            (g.job.student, [r.status for r in g.results if r.name.startswith("test_double")])),
                        hidden=True, warm=False)

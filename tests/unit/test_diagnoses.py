@@ -11,7 +11,8 @@ import pytest
 from conftest import PROJECT, grade
 from mutants import MUTANTS, write_faults, write_mutant
 
-from grader.mistakes import family, import_course_module
+from grader.feedback.mistakes import family
+from grader.course.modules import import_course_module
 
 CATALOGUE = import_course_module(PROJECT / "solutions" / "mistakes.py", [PROJECT / "solutions"]).MISTAKES
 

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from grader.page import render
+from grader.feedback.page import render
 from grader.report import problem_table
 
 MESSAGE = "this matches LayerNorm with the sample variance (ddof=1): use ddof=0"

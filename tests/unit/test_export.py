@@ -14,11 +14,11 @@ import pytest
 from test_cli import grade
 
 from grader import __version__
-from grader.course import load as load_course
-from grader.export import Trust, refusal
-from grader.exporters import EXPORTERS
-from grader.exporters.lti import SCHEMA_PATH as LTI_SCHEMA
-from grader.signature import load_key, sign
+from grader.course.manifest import load as load_course
+from grader.commands.export import Trust, refusal
+from grader.lms.exporters import EXPORTERS
+from grader.lms.exporters.lti import SCHEMA_PATH as LTI_SCHEMA
+from grader.grading.signature import load_key, sign
 
 ROSTER = [
     ("student", "lms_id", "sis_id", "login", "email", "name", "section"),

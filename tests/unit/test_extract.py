@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from grader.extract import modules_from_cells
+from grader.intake.extract import modules_from_cells
 
 FUNCTIONS = {"layernorm": "layernorm", "gelu": "gelu", "mlp": "block", "block": "block"}
 

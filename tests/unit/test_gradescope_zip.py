@@ -17,7 +17,7 @@ import pytest
 from conftest import PROJECT
 from test_cli import grade
 
-from grader.signature import load_key
+from grader.grading.signature import load_key
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root(autograder):
         assert script in infos                                            # at the root, not in a folder
         assert (infos[script].external_attr >> 16) & stat.S_IXUSR
     assert "course/course.json" in infos and "course/tests/hidden/test_gelu.py" in infos
-    assert "course/solutions/gelu.py" in infos and "grader/runner.py" in infos and "requirements.txt" in infos
+    assert "course/solutions/gelu.py" in infos and "grader/grading/plugin.py" in infos and "requirements.txt" in infos
     assert not [n for n in infos if "__pycache__" in n]
 
 

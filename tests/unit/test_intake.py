@@ -14,7 +14,7 @@ import pytest
 from conftest import EXAMPLES, GOOD, MODULES, PROJECT, grade, write_tree
 
 from grader.errors import StudentError
-from grader.intake import File, choose
+from grader.intake.files import File, choose
 
 ADA = EXAMPLES / "ada_correct"
 P = PurePosixPath
@@ -41,7 +41,7 @@ def listing(*names_and_sizes: tuple[str, int]) -> list[File]:
 def test_a_release_folder_is_graded_from_its_exercises_and_the_rest_is_named():
     files = listing(*[(f"release/exercises/{m}.py", 2000) for m in MODULES],
                     ("release/tests/public/test_gelu.py", 900), ("release/tests/public/toy.py", 300),
-                    ("release/grader/cli.py", 9000), ("release/grader/trace.py", 9000),
+                    ("release/grader/cli.py", 9000), ("release/grader/feedback/trace.py", 9000),
                     ("release/README.md", 100), ("release/course.json", 100))
     got = choose(files, MODULES, lambda p: False)
     assert got.root == P("release/exercises")
@@ -161,8 +161,8 @@ def test_a_blank_hand_in_is_flagged_in_the_score_file_and_the_summary(graded):
 
 def test_an_attempt_is_not_blank(tmp_path):
     """Only functions left as released (or as pass / ... / raise NotImplementedError) count as not done."""
-    from grader.collect import is_blank
-    from grader.course import load
+    from grader.intake.collect import is_blank
+    from grader.course.manifest import load
 
     course = load(PROJECT / "course.json")
     for module in MODULES:
@@ -190,8 +190,8 @@ GELU = "0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))"
     STUB_GELU + "\n\ndef _later(eps=globals().update(gelu=abs)):\n    pass\n",
 ], ids=["lambda-below-stub", "lambda", "exec", "import-as", "if", "decorator", "default-with-code"])
 def test_a_function_bound_other_than_by_a_plain_def_is_an_attempt_not_blank(tmp_path, attempt):
-    from grader.collect import one
-    from grader.course import load
+    from grader.intake.collect import one
+    from grader.course.manifest import load
 
     for module in MODULES:
         shutil.copy(PROJECT / "exercises" / f"{module}.py", tmp_path)
@@ -201,8 +201,8 @@ def test_a_function_bound_other_than_by_a_plain_def_is_an_attempt_not_blank(tmp_
 
 
 def test_a_zip_with_an_old_and_a_final_attempt_is_graded_from_the_final_one_by_its_dates(tmp_path):
-    from grader.collect import one
-    from grader.course import load
+    from grader.intake.collect import one
+    from grader.course.manifest import load
 
     ddof1 = (ADA / "layernorm.py").read_text().replace("keepdims=True)", "keepdims=True, ddof=1)")
     assert "ddof=1" in ddof1
@@ -220,8 +220,8 @@ def test_a_zip_with_an_old_and_a_final_attempt_is_graded_from_the_final_one_by_i
 def test_a_link_entry_named_like_a_module_never_stands_in_for_the_file_unpacked(tmp_path):
     """The stub check reads the entry that is unpacked: a link entry first, with the stub's text as its
     target, does not make the student's real modules count as stubs."""
-    from grader.collect import one
-    from grader.course import load
+    from grader.intake.collect import one
+    from grader.course.manifest import load
 
     with zipfile.ZipFile(tmp_path / "eve.zip", "w") as zf:
         for module in MODULES:
@@ -235,8 +235,8 @@ def test_a_link_entry_named_like_a_module_never_stands_in_for_the_file_unpacked(
 
 
 def test_a_big_module_is_refused_with_the_cap_and_the_excess(tmp_path):
-    from grader.collect import from_path
-    from grader.course import load
+    from grader.intake.collect import from_path
+    from grader.course.manifest import load
 
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -247,8 +247,8 @@ def test_a_big_module_is_refused_with_the_cap_and_the_excess(tmp_path):
 
 
 def test_a_module_that_is_a_link_is_left_out_and_the_note_says_so(tmp_path):
-    from grader.collect import from_path
-    from grader.course import load
+    from grader.intake.collect import from_path
+    from grader.course.manifest import load
 
     (tmp_path / "elsewhere").mkdir()
     shutil.copy(ADA / "gelu.py", tmp_path / "elsewhere" / "gelu.py")

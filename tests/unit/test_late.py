@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from grader.errors import GradeError
-from grader.late import LatePolicy, apply, parse_timestamp, read_timestamp
+from grader.course.late import LatePolicy, apply, parse_timestamp, read_timestamp
 
 DUE = datetime(2026, 5, 1, 23, 59, tzinfo=timezone.utc)
 POLICY = LatePolicy(percent_per_day=10, max_percent=30, grace_minutes=15)

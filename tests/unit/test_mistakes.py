@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 from conftest import GOOD, grade, write_tree
 
-from grader.compare import Diagnosis, same_array
-from grader.mistakes import Catalogue, Recorder, call_key, fit, import_course_module, mistake, unique_match
+from grader.feedback.compare import Diagnosis, same_array
+from grader.feedback.mistakes import Catalogue, Recorder, call_key, fit, mistake, unique_match
+from grader.course.modules import import_course_module
 
 SUITE = '''
 import numpy as np
 import pytest
-from grader.compare import assert_close
+from grader.feedback.compare import assert_close
 
 @pytest.mark.points(1)
 def test_double_small(student, mistakes):
@@ -29,7 +30,7 @@ def test_double_small(student, mistakes):
 HIDDEN = SUITE.replace("test_double_small", "test_double_secret").replace("np.arange(1.0, 4.0)", "np.array([1234.5, -7.25])") \
     .replace("double of [1, 2, 3]", "double of a hidden vector")
 CATALOGUE = '''
-from grader.mistakes import mistake
+from grader.feedback.mistakes import mistake
 
 MISTAKES = [
     mistake("double.triple", "this matches 3 * x: multiply by 2", double=lambda x: 3 * x),
@@ -133,7 +134,7 @@ def test_call_key_tells_calls_apart_by_values_dtype_shape_and_keywords():
 
 def test_catalogue_uses_stored_outputs_first_and_runs_variants_only_once_per_call(tmp_path):
     module = tmp_path / "cat" / "mistakes.py"
-    write_tree(module.parent, {"mistakes.py": "from grader.mistakes import mistake\nRUNS = []\n"
+    write_tree(module.parent, {"mistakes.py": "from grader.feedback.mistakes import mistake\nRUNS = []\n"
                                "MISTAKES = [mistake('f.plus', 'this matches x + 1', f=lambda x: (RUNS.append(1), x + 1)[1])]\n"})
     data = tmp_path / "data.json"
     stored = np.array([7.0])

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT, grade
 
-from grader.mistakes import family, import_course_module
+from grader.course.modules import import_course_module
+from grader.feedback.mistakes import family
 
 COURSE = PROJECT / "modern.course.json"
 SOLUTIONS = PROJECT / "solutions" / "the-modern-block"

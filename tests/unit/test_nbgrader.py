@@ -150,7 +150,7 @@ def test_check_from_a_real_kernel_on_the_released_notebook(course_dir, tmp_path)
 
 
 def test_the_magic_without_a_notebook_after_its_flag_prints_the_usage(capsys):
-    from grader.jupyter import _grade_magic
+    from grader.commands.jupyter import _grade_magic
 
     assert _grade_magic("check layernorm --notebook") is None
     assert capsys.readouterr().out.startswith("usage: %grade check")

@@ -13,7 +13,7 @@ import pytest
 from conftest import PROJECT, grade
 from mutants import write_mutant
 
-from grader.page import heatmap, legend
+from grader.feedback.page import heatmap, legend
 
 PRINTS = """
 _attention = attention
@@ -178,7 +178,7 @@ def test_the_page_says_what_was_done_with_the_hand_in_escaped():
 
     from test_report import SCORE
 
-    from grader.page import render
+    from grader.feedback.page import render
 
     doc = {**copy.deepcopy(SCORE), "submission_notes": ["left out <data>.bin (6.0 MiB): over the cap of 5.0 MiB"],
            "blank": True}

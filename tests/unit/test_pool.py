@@ -17,11 +17,12 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gr
 PREAMBLE = """
 import json, os, sys
 from pathlib import Path
-from grader import runner
-from grader.course import load
+from grader.grading import executors
+from grader.grading.results import Job
+from grader.course.manifest import load
 from grader.errors import GradeError
 course, subs = load(sys.argv[1]), sorted(Path(sys.argv[2]).iterdir())
-jobs = [runner.Job(p.name, p) for p in subs]
+jobs = [Job(p.name, p) for p in subs]
 """
 
 
@@ -36,7 +37,7 @@ def _run(script: str, mini_course, submission) -> dict:
 
 def test_a_grader_process_that_dies_costs_only_its_submission(mini_course, submission):
     graded = _run("""
-        real_run = runner.run
+        real_run = executors.run
         def run(course, jobs_, on_result, **kwargs):
             def dying():
                 for job in jobs_:
@@ -44,9 +45,9 @@ def test_a_grader_process_that_dies_costs_only_its_submission(mini_course, submi
                         os._exit(9)                      # e.g. killed by the kernel while grading s2
                     yield job
             real_run(course, dying(), on_result, **kwargs)
-        runner.run = run
+        executors.run = run
         graded = []
-        runner.run_parallel(course, jobs, graded.append, hidden=True, processes=2)
+        executors.run_parallel(course, jobs, graded.append, hidden=True, processes=2)
         print(json.dumps({g.job.student: [g.error, [r.status for r in g.results]] for g in graded}))
     """, mini_course, submission)
     assert sorted(graded) == [f"s{i}" for i in range(6)]
@@ -56,9 +57,9 @@ def test_a_grader_process_that_dies_costs_only_its_submission(mini_course, submi
 
 def test_grader_processes_that_cannot_start_stop_the_batch(mini_course, submission):
     outcome = _run("""
-        runner.load_course = lambda path: os._exit(3)
+        executors.load_course = lambda path: os._exit(3)
         try:
-            runner.run_parallel(course, jobs, [].append, hidden=True, processes=2)
+            executors.run_parallel(course, jobs, [].append, hidden=True, processes=2)
             print(json.dumps("no error"))
         except GradeError as err:
             print(json.dumps(str(err)))

@@ -19,8 +19,8 @@ from conftest import PROJECT
 from mutants import MUTANTS, faulty
 from test_cli import grade
 
-from grader.course import load
-from grader.signature import load_key
+from grader.course.manifest import load
+from grader.grading.signature import load_key
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import zipfile
 import pytest
 
 from grader.errors import StudentError
-from grader.safezip import extract
+from grader.intake.safezip import extract
 
 
 def make_zip(path, entries):

@@ -10,11 +10,12 @@ import time
 import numpy as np
 import pytest
 
-from grader import sandbox
+from grader.sandbox import replies
 
-from grader import worker as wire
+from grader.sandbox.child import protocol as wire
 from grader.errors import StudentError
-from grader.sandbox import Limits, Worker
+from grader.course.limits import Limits
+from grader.sandbox.client import Worker
 
 
 # pytest and what it imports, for the tests of what student code can do with pytest (the course's policy
@@ -117,7 +118,7 @@ def test_failures_become_student_errors(submission, make_worker, source, kind, w
             call(w, "f")
     assert err.value.kind == kind
     assert words in err.value.public + err.value.detail
-    assert err.value.message == sandbox._words(kind, "mod", "f")     # a hidden test's words: no student text
+    assert err.value.message == replies._words(kind, "mod", "f")     # a hidden test's words: no student text
     assert "secret 1234" not in err.value.message        # the exception text stays in detail
 
 
@@ -154,14 +155,14 @@ def test_a_crash_is_reported_and_the_next_call_gets_a_fresh_worker(submission, m
     (-11, "SIGSEGV"),
 ])
 def test_a_crash_status_reads_as_a_crash_on_every_os(code, words):
-    err = sandbox._death("gelu", code, None)
+    err = replies._death("gelu", code, None)
     assert err.kind == "crashed" and err.public == f"crashed with {words} during gelu()"
     assert "sys.exit" not in err.message + err.public
 
 
 @pytest.mark.parametrize("code", [0, 1, 3, 255, 0xFFFFFFFF])       # 0xFFFFFFFF: sys.exit(-1) on Windows
 def test_an_exit_status_the_code_chose_reads_as_an_exit(code):
-    err = sandbox._death("gelu", code, None)
+    err = replies._death("gelu", code, None)
     assert err.kind == "crashed" and f"the process exited (status {code})" in err.public
     assert "do not call sys.exit" in err.public
 
@@ -387,7 +388,7 @@ def test_bwrap_level_is_available_where_bubblewrap_is_installed():
     import shutil
     import sys
 
-    from grader.sandbox import BWRAP, available_levels
+    from grader.sandbox.policy import BWRAP, available_levels
     if not sys.platform.startswith("linux") or shutil.which("bwrap") is None:
         pytest.skip("no bubblewrap here")
     assert available_levels()[0] == BWRAP
@@ -533,20 +534,22 @@ def test_a_zombie_leader_with_a_live_thread_is_killed_too(submission, make_bwrap
 def test_a_sandbox_that_cannot_start_is_a_grader_error_not_zero_points(monkeypatch, bwrap_level):
     """If the zygote's sandbox cannot start (here: no interpreter inside it), grading stops with a clear
     error instead of scoring a whole class 0 for "crashed" workers."""
-    import grader.sandbox as sandbox
+    import grader.sandbox.policy as policy
     from grader.errors import GradeError
-    monkeypatch.setattr(sandbox, "_runtime_paths", lambda: [])
+    from grader.sandbox.zygote import Zygote
+    monkeypatch.setattr(policy, "_runtime_paths", lambda: [])
     with pytest.raises(GradeError, match="sandbox could not start"):
-        sandbox.Zygote(bwrap_level)
+        Zygote(bwrap_level)
 
 
 def test_autograde_stops_when_the_sandbox_cannot_start(monkeypatch, bwrap_level, course, tmp_path):
     """The zygote starts while pytest collects; when it never answers, grading stops with the error
     (no submission is scored 0 for it)."""
-    import grader.sandbox as sandbox
+    import grader.sandbox.policy as policy
     from grader.errors import GradeError
-    from grader.runner import Job, run
-    monkeypatch.setattr(sandbox, "_runtime_paths", lambda: [])
+    from grader.grading.results import Job
+    from grader.grading.executors import run
+    monkeypatch.setattr(policy, "_runtime_paths", lambda: [])
     graded = []
     with pytest.raises(GradeError, match="sandbox could not start"):
         run(course, [Job("ann", course.solutions)], graded.append, hidden=True, level=bwrap_level, tmp_root=tmp_path)

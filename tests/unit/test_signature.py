@@ -10,9 +10,9 @@ import stat
 
 import pytest
 
-from grader import signature
+from grader.grading import signature
 from grader.errors import GradeError
-from grader.signature import load_key, sign, verify
+from grader.grading.signature import load_key, sign, verify
 
 DOC = {"student": "ada", "assignment": "the-block", "status": "graded", "score": 2.5, "max_score": 4.0,
        "problems": [{"name": "gelu", "score": 2.5, "max_score": 4.0, "tests": ["t"]}], "note": "Zoë ✓"}

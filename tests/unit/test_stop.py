@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import GOOD, LEVELS, write_tree
 
-from grader.sandbox import BWRAP, PROCESS
+from grader.sandbox.policy import BWRAP, PROCESS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; PR_SET_PDEATHSIG is Linux")
 
@@ -151,16 +151,18 @@ def test_a_sigkilled_autograde_takes_its_grader_processes_and_sandboxes_with_it(
 RUN_PARALLEL = """
 import json, multiprocessing, os, sys
 from pathlib import Path
-from grader import runner
-from grader.course import load
+from grader.grading import executors
+from grader.grading.results import Job
+from grader.course.manifest import load
 course = load(sys.argv[1])
-jobs = [runner.Job(p.name, p) for p in sorted(Path(sys.argv[2]).iterdir())]
+jobs = [Job(p.name, p) for p in sorted(Path(sys.argv[2]).iterdir())]
 
 def on_result(graded):
     raise KeyboardInterrupt                              # e.g. Ctrl-C while a result is written
 
 try:
-    runner.run_parallel(course, jobs, on_result, hidden=True, processes=2, level="process", tmp_root=Path(sys.argv[3]))
+    executors.run_parallel(course, jobs, on_result, hidden=True, processes=2, level="process",
+                           tmp_root=Path(sys.argv[3]))
 except KeyboardInterrupt:
     pass
 children = [int(e) for e in os.listdir("/proc") if e.isdigit() and
@@ -180,7 +182,8 @@ def test_run_parallel_kills_and_joins_its_grader_processes_however_it_ends(hangi
 
 DEATH = """
 import os, sys, time
-from grader import runner
+from grader.grading import executors
+from grader.grading.results import Job
 mode = sys.argv[1]
 if mode == "orphan":                  # the grader process's parent dies: it must die too
     r, w = os.pipe()
@@ -191,7 +194,7 @@ if mode == "orphan":                  # the grader process's parent dies: it mus
             quiet = os.open(os.devnull, os.O_WRONLY)         # hold no pipe of the test's open
             os.dup2(quiet, 1)
             os.dup2(quiet, 2)
-            runner._die_with_parent(os.getppid())
+            executors._die_with_parent(os.getppid())
             time.sleep(120)
             os._exit(0)
         os.write(w, str(child).encode())
@@ -205,7 +208,7 @@ if mode == "orphan":                  # the grader process's parent dies: it mus
 else:                                 # the parent died before the prctl: exit at once
     pid = os.fork()
     if pid == 0:
-        runner._die_with_parent(os.getppid() + 1000000)    # not the parent it has now
+        executors._die_with_parent(os.getppid() + 1000000)    # not the parent it has now
         os._exit(0)
     print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """

@@ -231,7 +231,9 @@ def test_grading_after_other_submissions_gives_what_grading_alone_gives(course, 
     those of the submission graded alone, in every order."""
     import shutil
 
-    from grader import runner
+    from grader.grading import executors
+
+    from grader.grading.results import Job
 
     talker = tmp_path / "talker"          # a wrong layernorm that prints: each failed test shows its own print
     shutil.copytree(PROJECT / "examples" / "submissions" / "alan_ddof1", talker)
@@ -244,7 +246,7 @@ def test_grading_after_other_submissions_gives_what_grading_alone_gives(course, 
 
     def verdicts(jobs):
         found = []
-        runner.run(course, [runner.Job(p.name, p) for p in jobs], lambda g: found.append((g.job.path.name, [
+        executors.run(course, [Job(p.name, p) for p in jobs], lambda g: found.append((g.job.path.name, [
             (r.name, r.status, r.kind, r.output, r.feedback.get("diagnosis")) for r in g.results])),
                    hidden=True, level="process")
         return found

@@ -163,7 +163,8 @@ def test_a_wide_step_fits_80_columns_and_shows_its_first_differing_column(tmp_pa
     """The MLP's hidden layer of --case random is 16 wide; a GELU that returns x above 3.5 differs only in column 9."""
     from rich.console import Console
 
-    from grader import course as course_mod, trace as trace_mod, traceview
+    from grader.course import manifest as course_mod
+    from grader.feedback import trace as trace_mod, traceview
 
     gelu = "return 0.5 * x * (1 + np.tanh("
     folder = faulty(tmp_path, "me", {"gelu": [(gelu, "return np.where(x > 3.5, x, 0) + (x <= 3.5) * 0.5 * x * "

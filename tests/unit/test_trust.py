@@ -24,11 +24,15 @@ import numpy as np
 import pytest
 from conftest import GOOD, LEVELS, MINI_PUBLIC, grade, make_course, write_tree
 
-from grader import runner as runner_mod
-from grader.course import load
+from grader.grading import plugin
+from grader.course.manifest import load
 from grader.errors import GraderFault, StudentError
-from grader.runner import Graded, Job, run
-from grader.sandbox import BWRAP, SANDBOX_TMP_INODES, WALL_FACTOR, Limits, Worker, Zygote
+from grader.grading.results import Graded, Job
+from grader.grading.executors import run
+from grader.sandbox.policy import BWRAP, SANDBOX_TMP_INODES
+from grader.sandbox.client import WALL_FACTOR, Worker
+from grader.course.limits import Limits
+from grader.sandbox.zygote import Zygote
 from grader.scoring import score
 
 # The only fields of a score file that may differ run to run: the timing ones, and the signature (an HMAC
@@ -41,7 +45,7 @@ HIDDEN_X = np.array([1234.5, -7.25])               # MINI_HIDDEN's secret input
 # ---------------------------------------------------------------- helpers
 
 def grade_here(course_json: Path, subs: dict[str, Path], level: str, work: Path) -> dict[str, Graded]:
-    """Grade submissions in this process, one after another, with `grader.runner.run` (public and hidden)."""
+    """Grade submissions in this process, one after another, with `grader.grading.executors.run` (public and hidden)."""
     work.mkdir(parents=True, exist_ok=True)
     graded: list[Graded] = []
     saved_path = list(sys.path)
@@ -275,7 +279,7 @@ def test_after_a_late_zygote_answer_the_next_submission_gets_a_fresh_zygote(tmp_
     course_json = make_course(tmp_path / "course")
     subs = {name: write_tree(tmp_path / "subs" / name, GOOD) for name in ("first", "second")}
     stalled, zygotes, attempts = [], [], []
-    real_ask, real_init, real_once = Zygote._ask, Zygote.__init__, runner_mod.GradingPlugin._grade_once
+    real_ask, real_init, real_once = Zygote._ask, Zygote.__init__, plugin.GradingPlugin._grade_once
 
     def late_once(self, message, fds=(), timeout=10.0):
         if message["op"] == "kill" and not stalled:
@@ -295,7 +299,7 @@ def test_after_a_late_zygote_answer_the_next_submission_gets_a_fresh_zygote(tmp_
 
     monkeypatch.setattr(Zygote, "_ask", late_once)
     monkeypatch.setattr(Zygote, "__init__", counted_init)
-    monkeypatch.setattr(runner_mod.GradingPlugin, "_grade_once", counted_once)
+    monkeypatch.setattr(plugin.GradingPlugin, "_grade_once", counted_once)
     graded = grade_here(course_json, subs, level, tmp_path / "work")
     time.sleep(0.5)
     assert stalled and len(zygotes) == 2

@@ -1,5 +1,5 @@
 """Wiring tests: the block (and the mlp) graded on their own lines, with the student's other functions
-replaced by the reference's (grader.standins). A fault inside a component costs points only in its own
+replaced by the reference's (grader.feedback.standins). A fault inside a component costs points only in its own
 problem; a fault in the wiring costs the block its points whatever the components do; breaking a
 component on purpose never raises the total."""
 from __future__ import annotations

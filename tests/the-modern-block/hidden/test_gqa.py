@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
+from grader.feedback.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
 from public.toy import HEADS, KV_HEADS, W_k, W_o, W_q, W_v, X
 
 

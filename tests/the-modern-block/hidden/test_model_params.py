@@ -7,7 +7,7 @@ counted twice, the final norm forgotten; ints and total = sum of the parts (prop
 """
 import pytest
 
-from grader.compare import ATTEMPT, assert_equal, assert_types
+from grader.feedback.compare import ATTEMPT, assert_equal, assert_types
 
 COURSE_BLOCK = {"attention": 41_943_040, "mlp": 135_266_304, "norm": 8_192, "block": 177_217_536,
                 "blocks": 5_670_961_152}

@@ -8,7 +8,7 @@ d = 8 walk; causality over 64 tokens and 8 heads, inputs left alone (properties,
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
+from grader.feedback.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
 from public.toy import HEADS, KV_HEADS, PARAMS, X
 
 

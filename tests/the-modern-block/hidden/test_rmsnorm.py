@@ -7,7 +7,7 @@ outside the root, the wrong axis, gain ignored; the course's row×10 check; floa
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_attempt, assert_close, assert_close_own
+from grader.feedback.compare import assert_array, assert_attempt, assert_close, assert_close_own
 from public.toy import X
 
 

@@ -7,7 +7,7 @@ the gate on the wrong branch (W_1 and W_3 swapped) or outside the product, Meta'
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_attempt, assert_close, assert_close_own, assert_equal
+from grader.feedback.compare import assert_array, assert_attempt, assert_close, assert_close_own, assert_equal
 from public.toy import D_FF, W_1, W_2, W_3, X
 
 

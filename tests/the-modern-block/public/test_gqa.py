@@ -7,7 +7,7 @@ Value tests compare with numbers computed once from a correct solution (10 signi
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_array, assert_close, assert_raises
+from grader.feedback.compare import Mismatch, assert_array, assert_close, assert_raises
 from public.toy import HEADS, KV_HEADS, W_k, W_o, W_q, W_v, X
 
 U8 = X / np.sqrt((X**2).mean(axis=-1, keepdims=True) + 1e-6)  # the script's u = rmsnorm(x), 5×8

@@ -6,7 +6,7 @@ rounding mistake there costs points in swiglu only).
 """
 import pytest
 
-from grader.compare import assert_equal, assert_keys
+from grader.feedback.compare import assert_equal, assert_keys
 
 KEYS = ("attention", "mlp", "norm", "block", "blocks", "embedding", "output", "final_norm", "total")
 

@@ -9,7 +9,7 @@ mistake of the wiring, named as such. A block that computes its parts itself is 
 import numpy as np
 import pytest
 
-from grader.compare import Mismatch, assert_array, assert_close, assert_close_own
+from grader.feedback.compare import Mismatch, assert_array, assert_close, assert_close_own
 from public.toy import HEADS, KV_HEADS, PARAMS, X
 
 # The toy's weights with gain_1 and gain_2 given as ones: a block may pass the default on either way.

@@ -7,7 +7,7 @@ Property tests (@pytest.mark.property) check a rule on your own outputs only, so
 import numpy as np
 import pytest
 
-from grader.compare import assert_array, assert_close, assert_close_own
+from grader.feedback.compare import assert_array, assert_close, assert_close_own
 from public.toy import X
 
 # A row with a mean far from 0 (RMSNorm keeps it: only LayerNorm subtracts it), a tiny row (mean square 1e-6, where

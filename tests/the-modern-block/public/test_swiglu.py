@@ -7,7 +7,7 @@ costs points in the silu tests only). Expected numbers: computed once from a cor
 import numpy as np
 import pytest
 
-from grader.compare import assert_close, assert_close_own, assert_equal
+from grader.feedback.compare import assert_close, assert_close_own, assert_equal
 from public.toy import D_FF, W_1, W_2, W_3, X
 
 BIG = np.array([-1000.0, -50.0, 50.0, 1000.0])

@@ -1,0 +1,1 @@
+"""One module per ``grade`` command: what the command does, behind cli.py's options."""

@@ -1,0 +1,184 @@
+"""``grade autograde``: grade a class's submissions with the public and hidden suites, one signed score file each.
+
+The batch holds --out's lock, reads what was handed in (:mod:`grader.intake.collect`), skips the score files
+still up to date, grades the rest on an executor (:mod:`grader.grading.executors`), then scores, signs and
+writes each result as it arrives; one bad submission never stops the batch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import click
+
+from grader import __version__, report, scoring
+from grader.commands import outlock
+from grader.course import manifest as course_mod
+from grader.course.manifest import Course
+from grader.errors import ExitStatus, GradeError
+from grader.feedback.glyphs import console
+from grader.grading import executors, signature
+from grader.grading.results import Job
+from grader.intake import collect
+from grader.sandbox import policy as sandbox
+
+
+def main(*, course_path: Path, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool,
+         nbgrader_dir: Path | None, executor: str, scheduler: str | None, level: str,
+         unsafe: bool, run_as: str | None, force: bool, html: bool) -> ExitStatus:
+    """Grade every submission in ``submissions`` into ``out_dir``; the exit status (see ``grade autograde --help``)."""
+    course = course_mod.load(course_path)
+    if (executor == "dask") != (scheduler is not None):
+        raise GradeError("--executor dask and --scheduler ADDRESS go together")
+    level = choose_level(level, unsafe, run_as)
+    sandbox.run_as_ids(run_as, level)                   # a one-line error before anything is touched
+    key_file = signature.key_path(course.path)
+    if out_dir.resolve() in key_file.parents:
+        raise GradeError(f"--out {out_dir}: holds the course folder, where the grader's key {key_file.name} is: "
+                         "give the score files a folder of their own (e.g. --out scores/)")
+    written: list[str] = []
+    # `kill`, a batch system's time limit, systemd: stop exactly as Ctrl-C does (whole files kept, none half).
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with outlock.hold(out_dir):                      # before anything in --out is touched
+            key = signature.load_key(course.path, create=True)
+            status = _batch(course, submissions, out_dir, jobs, quiet, nbgrader_dir, executor,
+                            scheduler, level, force, html, key, written, run_as)
+    except KeyboardInterrupt:
+        click.echo(f"Interrupted: the score files already written are kept in {out_dir} ({len(written)} by this "
+                   "run); run the same command again to grade the rest.", err=True)
+        status = ExitStatus.INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return status
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
+           executor: str, scheduler: str | None, level: str, force: bool, html: bool,
+           key: bytes, written: list[str], run_as: str | None = None) -> ExitStatus:
+    """The batch, with ``out_dir`` locked: its exit status. ``written`` gets each student whose file it wrote."""
+    for stale in out_dir.glob(".score-*.tmp"):          # left by a batch killed mid-write
+        stale.unlink()
+    if run_as:                # the private copies must be reachable by that user, --out must not be
+        import tempfile
+
+        work = Path(tempfile.mkdtemp(prefix="grade-work-"))
+        work.chmod(0o711)
+    else:
+        work = out_dir / ".grading"                      # nothing is written outside --out
+        shutil.rmtree(work, ignore_errors=True)
+    flagged: list[str] = []
+    try:
+        subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
+                                       assignment=course.assignment if nbgrader_dir else None)
+        by_student = {s.student: s for s in subs}
+        job_list = [Job(s.student, s.folder) for s in subs]
+        err = console(stderr=True)
+        for line in skipped:
+            err.print(line, markup=False)
+        docs, failures = [], []
+        if not force:
+            # A requested page is an output too: a student without one is regraded (the page needs the results).
+            kept = [doc for doc in (up_to_date(out_dir, job, course, sandbox.describe(level),
+                                                by_student[job.student].submitted_at, key) for job in job_list)
+                    if doc and not (html and not (out_dir / f"{doc['student']}.html").is_file())]
+            docs += kept
+            unchanged = {doc["student"] for doc in kept}
+            job_list = [job for job in job_list if job.student not in unchanged]
+            if kept and not quiet:
+                err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)")
+
+        def on_result(graded) -> None:
+            try:
+                doc = collect.annotate(scoring.score(course, graded, hidden=True), by_student[graded.job.student],
+                                       course)
+                doc = signature.sign(doc, key)
+                report.write_score(doc, out_dir / f"{graded.job.student}.json")
+                page_path = out_dir / f"{graded.job.student}.html"
+                if html:
+                    from grader.feedback import page
+
+                    report.write_atomic(page_path, page.render(doc, page.feedback_of(graded.results)))
+                else:
+                    page_path.unlink(missing_ok=True)    # an older grading's page: never left beside a new score
+            except Exception as exc:                     # one bad submission never stops the batch
+                failures.append(graded.job.student)
+                err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
+                return
+            written.append(graded.job.student)
+            docs.append(doc)
+            if doc["status"] == "grader_error":
+                # Said even with --quiet: the instructor must know this is no grade, and that a rerun fixes it.
+                flagged.append(graded.job.student)
+                err.print(f"grader error: {graded.job.student}: {doc.get('error', '')}; not exported; a rerun "
+                          "regrades it", markup=False)
+                done(f"grader error on {graded.job.student}: not graded, not exported ({graded.seconds:.1f} s)")
+                return
+            notes = "".join(f"\n  {note}" for note in doc.get("submission_notes", []))
+            blank = " (blank)" if doc.get("blank") else ""
+            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g}{blank} ({graded.seconds:.1f} s)"
+                 + notes)
+
+        with report.progress(len(job_list), err, quiet) as done:
+            if job_list and executor == "dask":
+                executors.run_dask(course, job_list, on_result, hidden=True, level=level, scheduler=scheduler)
+            elif job_list:
+                executors.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
+                                       tmp_root=work, run_as=run_as)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    docs.sort(key=lambda d: d["student"])
+    if not quiet:
+        report.summary_table(docs, console(), title=f"{course.assignment}: {len(docs)} submissions "
+                             f"(sandbox: {sandbox.describe(level)})")
+    missing = sorted({s.student for s in subs} - {d["student"] for d in docs})
+    if missing:
+        err.print(f"no score file for: {', '.join(missing)}", markup=False)
+        return ExitStatus.FAILED
+    if flagged:
+        err.print(f"grader error on {len(flagged)} submissions ({', '.join(sorted(flagged))}): run the same "
+                  "command again to regrade them", markup=False)
+        return ExitStatus.GRADER_ERROR
+    return ExitStatus.OK
+
+
+def choose_level(level: str, unsafe: bool, run_as: str | None = None) -> str:
+    """The isolation level for autograde: refuse to run without a sandbox unless --unsafe."""
+    available = sandbox.available_levels()
+    chosen = available[0] if level == "auto" else level
+    if chosen not in available:
+        raise GradeError(f"--sandbox {level}: not available on this machine (install bubblewrap: "
+                         "apt-get install bubblewrap)")
+    if chosen == sandbox.PROCESS and not unsafe:
+        raise GradeError("no sandbox: student code would run with only process isolation; install bubblewrap "
+                         "(apt-get install bubblewrap) or pass --unsafe")
+    if chosen == sandbox.PROCESS and os.name == "posix" and os.geteuid() == 0 and not run_as:
+        click.echo("Warning: --unsafe as root: student code runs as root with only process isolation and can "
+                   "read, change or kill anything on this machine; grade as an unprivileged user, or use bwrap.",
+                   err=True)
+    return chosen
+
+
+def up_to_date(out_dir: Path, job: Job, course: Course, sandbox_level: str, submitted_at, key: bytes) -> dict | None:
+    """The existing score file of ``job`` if it is one to trust (schema-valid, graded, not a grader error,
+    signed with ``key``) and was made from the same files, course, grader and sandbox, and (when the course
+    has a due date) the same submission time. Anything else is regraded, never an error."""
+    try:
+        doc = json.loads((out_dir / f"{job.student}.json").read_text(encoding="utf-8"))
+        report.validate(doc)
+    except (OSError, ValueError, GradeError):
+        return None
+    same = (doc["status"] == "graded" and signature.verify(doc, key) and doc.get("course_sha256") == course.sha256
+            and doc.get("grader_version") == __version__ and doc.get("sandbox") == sandbox_level
+            and "error" not in doc and doc.get("submission_sha256") == scoring.submission_sha256(job.path))
+    if same and course.due is not None:
+        when = submitted_at.isoformat(timespec="milliseconds") if submitted_at else None
+        same = (doc.get("late") or {}).get("submitted_at") == when
+    return doc if same else None

@@ -1,0 +1,157 @@
+"""``grade export``: read and validate the score files, match them with the roster, hand rows to an exporter.
+
+Every score file is checked against the schema before anything is written; the exporter then writes its
+file atomically, so a bad input costs nothing already written. Then each file must be one to trust
+(:func:`refusal`): graded (not a grader error), signed with the course's key, its total the sum of its
+problems, and graded with this course and grader; one that is not is refused: left out and listed, never
+sent as a grade (an LMS would show a grader's failure as a 0). Students without a score file, score files
+without a roster row, refused files and rows the format cannot key (no LMS id) are all reported, never
+dropped silently.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.errors import GradeError
+from grader.grading.signature import verify
+from grader.lms.exporters import EXPORTERS
+from grader.lms.exporters.common import Assignment, Options, Row, UnsafeKey
+from grader.lms.roster import Person
+from grader.lms.roster import load as load_roster
+from grader.report import validate
+from grader.scoring import points
+
+
+@dataclass(frozen=True)
+class Result:
+    """What ``grade export`` wrote and what it could not: ``missing`` and ``refused`` make the exit status 1."""
+
+    out: Path
+    rows: int
+    missing: list[str]
+    warnings: list[str]
+    refused: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What a score file must match to be exported: the course's key (its signature), and the course's
+    ``sha256`` and the grader's version it was graded with (``allow_stale``: not these two)."""
+
+    key: bytes
+    course_sha256: str
+    grader_version: str
+    allow_stale: bool = False
+
+
+def refusal(doc: dict, trust: Trust) -> str | None:
+    """Why the (schema-valid) score file ``doc`` must not be exported, in one line; None when it may be."""
+    if doc["status"] == "grader_error":
+        return (f"the grader failed on it, not the student ({doc.get('error') or 'no message'}): "
+                "rerun grade autograde to regrade it")
+    if "signature" not in doc:
+        return "not signed (only grade autograde's score files are exported; grade check --json writes none)"
+    if not verify(doc, trust.key):
+        return "its signature does not match its content (edited after grading?)"
+    total = points(sum(p["score"] for p in doc["problems"]))
+    late = doc.get("late")
+    if late is None and doc["score"] != total:
+        return f"score {doc['score']:g} is not the sum of its problems' scores ({total:g})"
+    if late is not None and late["raw_score"] != total:
+        return f"late.raw_score {late['raw_score']:g} is not the sum of its problems' scores ({total:g})"
+    if late is not None and doc["score"] != points(late["raw_score"] - late["penalty"]):
+        return (f"score {doc['score']:g} is not late.raw_score - late.penalty "
+                f"({points(late['raw_score'] - late['penalty']):g})")
+    if trust.allow_stale:
+        return None
+    if doc["grader_version"] != trust.grader_version:
+        return (f"graded by grader {doc['grader_version']}, this is {trust.grader_version}: rerun grade autograde "
+                "(or pass --allow-stale)")
+    if doc["course_sha256"] != trust.course_sha256:
+        return ("graded with another version of the course (course_sha256 differs: course.json, a suite or a "
+                "solution changed): rerun grade autograde (or pass --allow-stale)")
+    return None
+
+
+def load_scores(folder: Path) -> list[tuple[Path, dict]]:
+    """Every ``*.json`` score file in ``folder`` (its path and content), each checked against the schema.
+
+    :raises GradeError: one line naming the file and the field; or two files for one student.
+    """
+    import json
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise GradeError(f"{folder}: scores folder not found")
+    docs, where = [], {}
+    for path in sorted(folder.glob("*.json")):
+        if path.name.startswith("."):
+            continue
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError) as err:
+            raise GradeError(f"{path}: not valid JSON: {err}") from None
+        validate(doc, str(path))
+        if doc["student"] in where:
+            raise GradeError(f"{path}: field 'student': {doc['student']!r} also has {where[doc['student']].name}")
+        where[doc["student"]] = path
+        docs.append((path, doc))
+    if not docs:
+        raise GradeError(f"{folder}: no score files (*.json) in it")
+    names = {d["assignment"] for _, d in docs}
+    if len(names) > 1:
+        raise GradeError(f"{folder}: field 'assignment': the score files mix {', '.join(sorted(names))}")
+    return docs
+
+
+def exported_score(doc: dict, late_by_lms: bool) -> float:
+    """The points to send: the score, or with ``late_by_lms`` the score before the grader's late penalty."""
+    return doc["late"]["raw_score"] if late_by_lms and "late" in doc else doc["score"]
+
+
+def match(docs: list[dict], roster: dict[str, Person] | None, late_by_lms: bool,
+          refused: frozenset[str] = frozenset()) -> tuple[list[Row], list[str]]:
+    """Rows in roster order (or by student id without a roster), and one line per student left out
+    (the ``refused`` students are listed apart: not again as having no score file)."""
+    by_student = {d["student"]: d for d in docs}
+    if roster is None:
+        return [Row(s, None, d, exported_score(d, late_by_lms)) for s, d in sorted(by_student.items())], []
+    rows = [Row(s, p, by_student[s], exported_score(by_student[s], late_by_lms))
+            for s, p in roster.items() if s in by_student]
+    missing = [f"{s}: in the roster, no score file" for s in roster if s not in by_student and s not in refused]
+    missing += [f"{s}: has a score file, not in the roster" for s in sorted(by_student) if s not in roster]
+    return rows, missing
+
+
+def export(scores: Path, fmt: str, out: Path | None, roster_path: Path | None, options: Options,
+           trust: Trust) -> Result:
+    """Write the trusted files of ``scores`` in format ``fmt`` to ``out`` (default ``<assignment>-<fmt><suffix>``);
+    the others are left out and listed in ``Result.refused``.
+
+    :raises GradeError: unknown format, a bad score file or roster, or a field the format needs is missing.
+    """
+    exporter = EXPORTERS.get(fmt)
+    if exporter is None:
+        raise GradeError(f"unknown format {fmt!r} (known: {', '.join(sorted(EXPORTERS))})")
+    if roster_path is None and exporter.NEEDS_ROSTER:
+        raise GradeError(f"--roster is needed for {fmt}: it maps student ids to the LMS's user ids")
+    loaded = load_scores(scores)
+    roster = load_roster(roster_path) if roster_path else None
+    docs, refused = [], []
+    for path, doc in loaded:
+        why = refusal(doc, trust)
+        if why is None:
+            docs.append(doc)
+        else:
+            refused.append(f"{doc['student']} ({path.name}): {why}")
+    rows, missing = match(docs, roster, options.late_by_lms,
+                          frozenset(d["student"] for _, d in loaded) - {d["student"] for d in docs})
+    assignment = Assignment(loaded[0][1]["assignment"], max(d["max_score"] for _, d in loaded))
+    out = Path(out) if out else Path(f"{assignment.name}-{fmt}{exporter.SUFFIX}")
+    (out if not exporter.SUFFIX else out.parent).mkdir(parents=True, exist_ok=True)   # no suffix: a folder
+    try:
+        written = exporter.export(rows, assignment, options, out)
+    except UnsafeKey as err:
+        raise GradeError(f"{roster_path}: {err}") from None
+    return Result(out, len(rows) - len(written.unkeyed), missing + written.unkeyed, written.warnings, refused)

@@ -1,0 +1,172 @@
+"""`grade precompute`: the course data a student's feedback needs without the solutions (instructors only).
+
+- ``feedback.mistakes_data``: the known mistakes' outputs on every call the public suites diagnose, found by running
+  the public suites in this process with the reference as the student and noting each ``mistakes.<function>(...)``;
+- ``feedback.trace_data``: the reference's value at every step of the worked example, for every case;
+- ``feedback.wiring_data``: in each public wiring test, the reference's calls of its other functions, which
+  the stand-ins answer from (:mod:`grader.feedback.standins`).
+
+Run it after changing a public suite, the catalogue, the worked example or a solution; ``--check`` (and the
+project's tests) fail while a stored file is out of date.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from grader.course.manifest import Course
+from grader.course.modules import forget_other_courses, import_course_module
+from grader.errors import GradeError
+from grader.feedback.figures import Figures
+from grader.feedback.mistakes import Catalogue, Recorder, precompute
+from grader.grading.plugin import PYTEST_INI, load_reference, suite_files
+
+
+class InProcess:
+    """Trusted functions called like the student proxy: on copies of the arguments, in this process.
+    ``wired(...)`` records the calls of the other course functions (``functions``: name -> module) under
+    the test named in ``test`` (a one-item list the suite runner keeps up to date)."""
+
+    def __init__(self, functions: SimpleNamespace, course_functions: dict | None = None, test: list | None = None,
+                 catalogue: tuple[Any, list] = (None, [])):
+        self._functions = functions
+        self._course_functions = course_functions or {}
+        self._test = test if test is not None else [""]
+        self._catalogue = catalogue                      # (its module, its mistakes)
+        self.wired_calls: dict[str, dict[str, dict[str, list[dict]]]] = {}
+
+    def wired(self, name: str, *args: Any, **kwargs: Any):
+        """The reference's ``name``; its calls of the other course functions, and those of the catalogue's
+        variants of ``name`` (its known wiring mistakes), recorded for the stand-ins."""
+        from grader.feedback.standins import record, reference_modules
+
+        module, mistakes = self._catalogue
+        modules = reference_modules(self._functions) + ([module] if module is not None else [])
+        value, calls = record(self._functions, modules, name, args, kwargs, self._course_functions)
+        variants = []
+        for variant in [v for m in mistakes if m.id.startswith(f"{name}.") for v in m.variants.get(name, ())]:
+            try:
+                variants += record(self._functions, modules, name, args, kwargs, self._course_functions, variant)[1]
+            except Exception:                            # a variant that cannot run here records nothing
+                pass
+        kinds = self.wired_calls.setdefault(self._test[0], {}).setdefault(name, {"calls": [], "variants": []})
+        kinds["calls"] += calls
+        kinds["variants"] += variants
+        return value
+
+    def __getattr__(self, name: str):
+        function = getattr(self._functions, name)
+        return lambda *args, **kwargs: function(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+
+    def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
+        args, kwargs = copy.deepcopy(list(args)), copy.deepcopy(kwargs)
+        return getattr(self._functions, name)(*args, **kwargs), args, kwargs
+
+
+class _PublicRun:
+    """A pytest plugin: the public suites with the reference as the student, noting the diagnosed calls."""
+
+    def __init__(self, reference: SimpleNamespace, functions: dict, catalogue: tuple[Any, list] = (None, [])):
+        self._reference = reference
+        self.recorder = Recorder()
+        self.failures: list[str] = []
+        self._test = [""]
+        self.student = InProcess(reference, functions, self._test, catalogue)
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
+        config.addinivalue_line("markers", "wiring: the test calls student.wired(...)")
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self._test[0] = item.nodeid
+
+    @pytest.fixture(name="student")
+    def _student(self) -> InProcess:
+        return self.student
+
+    @pytest.fixture
+    def mistakes(self) -> Recorder:
+        return self.recorder
+
+    @pytest.fixture
+    def figure(self) -> Figures:
+        return Figures()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.failures.append(report.nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.failures.append(report.nodeid)
+
+
+def public_run(course: Course, reference: SimpleNamespace) -> _PublicRun:
+    """The public suites run with the reference as the student, in this process.
+
+    :raises GradeError: the reference fails a public test.
+    """
+    catalogue = (None, [])
+    if course.feedback.mistakes is not None and course.feedback.mistakes.is_file():
+        found = Catalogue.for_course(course)
+        catalogue = (import_course_module(course.feedback.mistakes, (course.solutions,)), list(found.mistakes))
+    run = _PublicRun(reference, course.functions, catalogue)
+    forget_other_courses(course)
+    pytest.main([str(f) for f in suite_files(course, hidden=False)] + [
+        "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
+        "-p", "no:terminal", "-p", "no:logging"], plugins=[run])
+    if run.failures:
+        raise GradeError(f"the reference fails public tests, so nothing was written: {', '.join(run.failures)}")
+    return run
+
+
+def mistakes_data(course: Course, reference: SimpleNamespace, run: _PublicRun) -> dict:
+    """The mistakes' outputs for every call the public suites diagnose.
+
+    :raises GradeError: the course names no catalogue.
+    """
+    if course.feedback.mistakes is None:
+        raise GradeError(f"{course.path}: field 'feedback.mistakes': no catalogue of mistakes")
+    functions = InProcess(reference)
+    return precompute(Catalogue.for_course(course).mistakes, run.recorder.calls,
+                      lambda name, args, kwargs: getattr(functions, name)(*args, **kwargs))
+
+
+def trace_data(course: Course, reference: SimpleNamespace) -> dict:
+    """The reference's value at every step of the worked example, for every case of the course's trace."""
+    from grader.feedback.trace import reference_data
+
+    if course.feedback.trace is None:
+        raise GradeError(f"{course.path}: field 'feedback.trace': no worked example to trace")
+    return reference_data(import_course_module(course.feedback.trace), InProcess(reference))
+
+
+def dumps(data: dict) -> str:
+    """Stable JSON text (sorted keys; NaN and inf kept, as Python's json reads them back)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def build(course: Course) -> dict[Path, str]:
+    """Every file ``grade precompute`` writes, path -> text.
+
+    :raises GradeError: the course has no solutions, or names no feedback files.
+    """
+    from grader.feedback.standins import wiring_data
+
+    reference = load_reference(course)
+    files = {}
+    run = public_run(course, reference) if course.feedback.mistakes_data or course.feedback.wiring_data else None
+    if course.feedback.mistakes_data is not None:
+        files[course.feedback.mistakes_data] = dumps(mistakes_data(course, reference, run))
+    if course.feedback.wiring_data is not None:
+        files[course.feedback.wiring_data] = dumps(wiring_data(run.student.wired_calls, reference, course.functions))
+    if course.feedback.trace_data is not None:
+        files[course.feedback.trace_data] = dumps(trace_data(course, reference))
+    if not files:
+        raise GradeError(f"{course.path}: field 'feedback': names no data file to precompute")
+    return files

@@ -1,0 +1,352 @@
+"""The only reader of course.json: returns a frozen :class:`Course` or raises a one-line error.
+
+course.json (an instructor's copy; a student's release has no ``solutions`` and no ``hidden`` suites)::
+
+    {"assignment": "the-block", "title": "The transformer block",
+     "exercises": "exercises", "solutions": "solutions",
+     "limits": {"call_timeout": 5, "problem_budget": 15, "submission_budget": 120, "memory_mb": 1024},
+     "release_hidden_details": false,
+     "feedback": {"mistakes": "solutions/mistakes.py", "mistakes_data": "tests/public/mistakes.json",
+                  "trace": "tests/public/trace.py", "trace_data": "tests/public/trace.json"},
+     "due": "2026-05-01T23:59:00+01:00",
+     "late_policy": {"percent_per_day": 10, "max_percent": 50, "grace_minutes": 15},
+     "lms": {"canvas_assignment_id": "48213", "blackboard_column_id": "664617"},
+     "problems": [{"name": "layernorm", "module": "layernorm", "functions": ["layernorm"], "points": 20,
+                   "public": "tests/public/test_layernorm.py", "hidden": "tests/hidden/test_layernorm.py"}]}
+
+``imports`` (optional, default ``["numpy"]``) lists the packages the student's code may import
+besides the Python standard library; any other import raises ModuleNotFoundError in the worker, on
+every install alike. Paths are relative to the folder holding course.json. ``points`` are the problem's maximum: the
+denominator of every score, whatever the tests report. ``feedback`` (optional, every field optional) names
+the course's files behind the teaching feedback: see :class:`Feedback`. ``due`` (ISO 8601 with a time zone) and
+``late_policy`` (:class:`~grader.course.late.LatePolicy`) are optional; so are the LMS ids used by ``grade export``.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from grader.course.late import LatePolicy, parse_iso
+from grader.course.limits import Limits
+from grader.errors import GradeError
+
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One graded problem: a student module, the functions in it, its points and suites."""
+
+    name: str
+    module: str
+    functions: tuple[str, ...]
+    points: float
+    public: Path
+    hidden: Path | None
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The course's files behind the teaching feedback (course.json ``feedback``); a file may be absent.
+
+    :param mistakes: the catalogue of known mistakes, a module next to the solutions (instructors only).
+    :param mistakes_data: the mistakes' outputs on the public suites' inputs (``grade precompute``; ships to students).
+    :param trace: the module that runs the worked example step by step (``grade trace``).
+    :param trace_data: the reference's value at every step of the worked example (``grade precompute``).
+    :param wiring_data: the reference's calls of its own functions in each public wiring test, which the
+        stand-ins answer from (``grade precompute``; ships to students: see :mod:`grader.feedback.standins`).
+    """
+
+    mistakes: Path | None = None
+    mistakes_data: Path | None = None
+    trace: Path | None = None
+    trace_data: Path | None = None
+    wiring_data: Path | None = None
+
+
+@dataclass(frozen=True)
+class LmsIds:
+    """Where the assignment lives in each LMS (course.json ``lms``): used by ``grade export``."""
+
+    canvas_assignment_id: str | None = None     # digits: the number in the Canvas assignment's URL
+    blackboard_column_id: str | None = None     # the Grade Center column id after "|" in a downloaded file
+
+
+@dataclass(frozen=True)
+class Course:
+    """A loaded course.json. ``sha256`` fingerprints course.json, the suites and the solutions."""
+
+    path: Path
+    assignment: str
+    title: str
+    problems: tuple[Problem, ...]
+    limits: Limits
+    exercises: Path
+    solutions: Path | None
+    release_hidden_details: bool
+    sha256: str
+    feedback: Feedback = Feedback()
+    due: datetime | None = None
+    late_policy: LatePolicy | None = None
+    lms: LmsIds = field(default_factory=LmsIds)
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    @property
+    def max_score(self) -> float:
+        return sum(p.points for p in self.problems)
+
+    @property
+    def modules(self) -> list[str]:
+        """The student modules, in the order of the problems."""
+        return list(dict.fromkeys(p.module for p in self.problems))
+
+    @property
+    def functions(self) -> dict[str, str]:
+        """Every student function name -> its module name."""
+        return {f: p.module for p in self.problems for f in p.functions}
+
+    def problem(self, name: str) -> Problem:
+        for p in self.problems:
+            if p.name == name:
+                return p
+        raise GradeError(f"{self.path}: no problem named {name!r} (known: {', '.join(self.problem_names)})")
+
+    @property
+    def problem_names(self) -> list[str]:
+        return [p.name for p in self.problems]
+
+
+def _fail(path: Path, field: str, message: str) -> GradeError:
+    return GradeError(f"{path}: field {field!r}: {message}")
+
+
+TOP_LEVEL = ("assignment", "title", "exercises", "solutions", "limits", "imports", "release_hidden_details",
+             "feedback", "problems", "due", "late_policy", "lms")
+PROBLEM = ("name", "module", "functions", "points", "public", "hidden")
+
+
+def _only_known(data: dict, known: Iterable[str], path: Path, where: str = "") -> None:
+    """A key that nothing reads is a typo until shown otherwise (``"limts"`` would silently be no limits):
+    one line naming it and the closest known key."""
+    known = sorted(known)
+    for key in data:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise _fail(path, f"{where}{key}", f"unknown field ({hint}known: {', '.join(known)})")
+
+
+def _get(data: dict, key: str, kind, path: Path, where: str, default: Any = ...) -> Any:
+    field = f"{where}{key}"
+    if key not in data:
+        if default is ...:
+            raise _fail(path, field, "is missing")
+        return default
+    value = data[key]
+    if kind is float:
+        ok = type(value) in (int, float) and value >= 0
+        expected = "a number >= 0"
+    elif kind is str:
+        ok = isinstance(value, str) and value != ""
+        expected = "a non-empty string"
+    else:
+        ok = isinstance(value, kind)
+        expected = f"a {kind.__name__}"
+    if not ok:
+        raise _fail(path, field, f"must be {expected}, got {json.dumps(value)[:60]}")
+    return value
+
+
+def _suite(root: Path, value: str | None, path: Path, field: str) -> Path | None:
+    if value is None:
+        return None
+    suite = (root / value).resolve()
+    if not suite.is_file():
+        raise _fail(path, field, f"suite file {value} does not exist")
+    return suite
+
+
+@dataclass(frozen=True)
+class CourseFile:
+    """course.json and the assignment asked for (``--course`` and ``--assignment``): what :func:`load` reads."""
+
+    path: Path
+    assignment: str | None = None
+
+
+def load(path: "str | Path | CourseFile" = "course.json", assignment: str | None = None) -> Course:
+    """Load and check one assignment of course.json.
+
+    course.json is one assignment (the fields below), or a course: ``{"course": title, "assignments": [...]}``
+    with course-wide ``limits``, ``imports`` and ``lms`` that each assignment's own settings override key by key.
+
+    :param assignment: the assignment's name; optional when course.json holds one.
+    :raises GradeError: a one-line message naming the file and the field, e.g.
+        ``course.json: field 'problems[2].points': must be a number >= 0, got "ten"``.
+    """
+    if isinstance(path, CourseFile):
+        path, assignment = path.path, path.assignment
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        data = json.loads(raw)
+    except FileNotFoundError:
+        raise GradeError(f"{path}: not found (run in the assignment folder, or pass --course)") from None
+    except (OSError, ValueError) as err:
+        raise GradeError(f"{path}: not valid JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise GradeError(f"{path}: must hold a JSON object")
+    at = ""
+    if "assignments" in data:
+        data, at = _one_of(data, path, assignment)
+        raw = json.dumps(data, sort_keys=True).encode()  # this assignment's settings: another's edits leave it be
+    elif assignment is not None and assignment != data.get("assignment"):
+        raise GradeError(f"{path}: no assignment named {assignment!r} (it holds one: {data.get('assignment')!r})")
+    return _assignment(data, raw, path, at)
+
+
+COURSE = ("course", "limits", "imports", "lms", "assignments")
+
+
+def _one_of(data: dict, path: Path, name: str | None) -> tuple[dict, str]:
+    """The assignment ``name`` of a course, with the course-wide settings under its own, and its field prefix."""
+    _only_known(data, COURSE, path)
+    entries = _get(data, "assignments", list, path, "")
+    names = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise _fail(path, f"assignments[{i}]", "must be an object")
+        names.append(_get(entry, "assignment", str, path, f"assignments[{i}]."))
+    if not names:
+        raise _fail(path, "assignments", "must list at least one assignment")
+    if len(set(names)) != len(names):
+        raise _fail(path, "assignments", "assignment names must be unique")
+    if name is None and len(names) > 1:
+        raise GradeError(f"{path}: holds {len(names)} assignments: pass --assignment with one of {', '.join(names)}")
+    if name is not None and name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        raise GradeError(f"{path}: no assignment named {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                         + f"; its assignments: {', '.join(names)}")
+    i = names.index(name) if name is not None else 0
+    entry = dict(entries[i])
+    for key in ("limits", "lms"):
+        shared = _get(data, key, dict, path, "", {})
+        entry[key] = {**shared, **_get(entry, key, dict, path, f"assignments[{i}].", {})}
+        if not entry[key]:
+            del entry[key]
+    if "imports" in data and "imports" not in entry:
+        entry["imports"] = data["imports"]
+    return entry, f"assignments[{i}]."
+
+
+def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
+    """The Course of one assignment's settings ``data`` (``at``: their field prefix in course.json)."""
+    root = path.resolve().parent
+    _only_known(data, TOP_LEVEL, path, at)
+    limits_data = _get(data, "limits", dict, path, at, {})
+    _only_known(limits_data, {f.name for f in fields(Limits)} - {"imports"}, path, at + "limits.")
+    for key in limits_data:
+        _get(limits_data, key, float, path, at + "limits.")
+    imports = _get(data, "imports", list, path, at, list(Limits.imports))
+    for i, name in enumerate(imports):
+        if not isinstance(name, str) or not NAME.match(name):
+            raise _fail(path, f"{at}imports[{i}]", f"{name!r} is not the name of a top-level package")
+    limits = Limits(**limits_data, imports=tuple(imports))
+    problems = []
+    for i, entry in enumerate(_get(data, "problems", list, path, at)):
+        where = f"{at}problems[{i}]."
+        if not isinstance(entry, dict):
+            raise _fail(path, f"{at}problems[{i}]", "must be an object")
+        _only_known(entry, PROBLEM, path, where)
+        name = _get(entry, "name", str, path, where)
+        module = _get(entry, "module", str, path, where)
+        functions = _get(entry, "functions", list, path, where)
+        for field, value in [("name", name), ("module", module)] + [("functions", f) for f in functions]:
+            if not isinstance(value, str) or not NAME.match(value):
+                raise _fail(path, where + field, f"{value!r} is not a Python identifier")
+        if not functions:
+            raise _fail(path, where + "functions", "must list at least one function")
+        problems.append(Problem(
+            name=name, module=module, functions=tuple(functions),
+            points=_get(entry, "points", float, path, where),
+            public=_suite(root, _get(entry, "public", str, path, where), path, where + "public"),
+            hidden=_suite(root, _get(entry, "hidden", str, path, where, None), path, where + "hidden")))
+    if not problems:
+        raise _fail(path, at + "problems", "must list at least one problem")
+    names = [p.name for p in problems]
+    if len(set(names)) != len(names):
+        raise _fail(path, at + "problems", "problem names must be unique")
+    all_functions = [f for p in problems for f in p.functions]
+    if len(set(all_functions)) != len(all_functions):
+        raise _fail(path, at + "problems", "a function name appears in two problems")
+    solutions = _get(data, "solutions", str, path, at, None)
+    feedback_data = _get(data, "feedback", dict, path, at, {})
+    _only_known(feedback_data, {f.name for f in fields(Feedback)}, path, at + "feedback.")
+    feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, at + "feedback.")
+                           for key in feedback_data})
+    due, late_policy = _lateness(data, path, at)
+    course = Course(
+        path=path.resolve(), assignment=_get(data, "assignment", str, path, at),
+        title=_get(data, "title", str, path, at, ""), problems=tuple(problems), limits=limits,
+        exercises=root / _get(data, "exercises", str, path, at, "exercises"),
+        solutions=(root / solutions) if solutions else None,
+        release_hidden_details=_get(data, "release_hidden_details", bool, path, at, False), sha256="",
+        feedback=feedback,
+        due=due, late_policy=late_policy, lms=_lms(data, path, at))
+    return Course(**{**course.__dict__, "sha256": _fingerprint(raw, course)})
+
+
+def _lateness(data: dict, path: Path, at: str = "") -> tuple[datetime | None, LatePolicy | None]:
+    due_text = _get(data, "due", str, path, at, None)
+    try:
+        due = parse_iso(due_text) if due_text else None
+    except ValueError as err:
+        raise _fail(path, at + "due", f"must be an ISO 8601 date-time with a time zone: {err}") from None
+    policy_data = _get(data, "late_policy", dict, path, at, None)
+    if policy_data is None:
+        return due, None
+    if due is None:
+        raise _fail(path, at + "late_policy", "needs a 'due' date-time")
+    _only_known(policy_data, {f.name for f in fields(LatePolicy)}, path, at + "late_policy.")
+    values = {key: _get(policy_data, key, float, path, at + "late_policy.") for key in policy_data}
+    if "percent_per_day" not in values:
+        raise _fail(path, at + "late_policy.percent_per_day", "is missing")
+    if values.get("max_percent", 0) > 100:
+        raise _fail(path, at + "late_policy.max_percent", "must be at most 100")
+    return due, LatePolicy(**values)
+
+
+def _lms(data: dict, path: Path, at: str = "") -> LmsIds:
+    entries = _get(data, "lms", dict, path, at, {})
+    _only_known(entries, {f.name for f in fields(LmsIds)}, path, at + "lms.")
+    for key, value in entries.items():
+        if type(value) is int and value >= 0:
+            entries = {**entries, key: str(value)}
+        elif not isinstance(value, str) or not value.strip() or any(c.isspace() or c == "|" for c in value):
+            raise _fail(path, f"{at}lms.{key}", f"must be an id without spaces or '|', got {json.dumps(value)[:60]}")
+    canvas = entries.get("canvas_assignment_id")
+    if canvas is not None and not canvas.isdigit():
+        raise _fail(path, at + "lms.canvas_assignment_id", f"must be digits (the number in the assignment's URL), "
+                                                      f"got {canvas!r}")
+    return LmsIds(**entries)
+
+
+def _fingerprint(raw: bytes, course: Course) -> str:
+    """sha256 over course.json, every suite and every solution file: changes when grading would."""
+    digest = hashlib.sha256(raw)
+    suites = [p.public for p in course.problems] + [p.hidden for p in course.problems if p.hidden]
+    folders = {s.parent for s in suites} | ({course.solutions} if course.solutions else set())
+    files = sorted({f for folder in folders if folder.is_dir() for f in folder.glob("*.py")})
+    for file in files:
+        digest.update(str(file.relative_to(course.root)).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+

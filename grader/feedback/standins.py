@@ -1,0 +1,253 @@
+"""Stand-ins: grade a function on its own lines, whatever the student's other functions do.
+
+A wiring test (``@pytest.mark.wiring``) calls ``student.wired("block", x, params)``: the student's ``block``
+runs in the worker with every other course function it calls (``layernorm``, ``attention``, ``mlp``, ...)
+bound to a stand-in (see :func:`grader.sandbox.child.worker._stand_ins`), and each stand-in's value comes from here, the
+grader: so a fault inside a component costs points only in that component's problem, and a block that
+is wired wrong loses its points however its components are written, including components that
+recognise the check (none of their code runs). A function that computes its parts itself, calling none
+of them, is judged on its own output.
+
+Where the values come from:
+
+- hidden tests: the reference functions, on whatever the student's function passes them;
+- public tests: the reference's own calls on the test's inputs, and those of the catalogue's variants of
+  the function under test (its known wiring mistakes, so that a post-LN block still computes what the
+  post-LN variant does, and is named), recorded by ``grade precompute`` in ``feedback.wiring_data`` (a
+  student's release has no solutions), matched within a tight tolerance on the arguments bound to the
+  reference's signature: any other call is refused (``NotSpecified``), the same in ``grade check`` and in
+  ``grade autograde``.
+
+No reference code ever enters the worker; its values for this test's calls do, as they would if the
+student's own components were right.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import inspect
+import json
+import sys
+from types import SimpleNamespace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from grader.errors import GradeError
+from grader.feedback.compare import same_array
+from grader.feedback.mistakes import call_key
+from grader.sandbox.replies import NotSpecified
+
+Signature = list[tuple[str, bool, Any]]      # (parameter, has a default, the default)
+
+
+def signature_of(function: Callable) -> Signature:
+    """The parameters of a trusted function, as plain data (stored beside the recorded calls)."""
+    return [(p.name, p.default is not inspect.Parameter.empty,
+             None if p.default is inspect.Parameter.empty else p.default)
+            for p in inspect.signature(function).parameters.values()]
+
+
+def bind(signature: list, args, kwargs) -> dict | None:
+    """``args`` and ``kwargs`` by parameter name, defaults filled in (``signature``: [name, has a default,
+    the default] each); None when they do not fit."""
+    names = [name for name, _, _ in signature]
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names or key in bound:
+            return None
+        bound[key] = value
+    for name, has_default, default in signature:
+        if name not in bound:
+            if not has_default:
+                return None
+            bound[name] = default
+    return bound
+
+
+RTOL, ATOL = 1e-6, 1e-9        # how close an argument must be to the specified wiring's to match it
+
+
+def same(a, b) -> bool:
+    """Arguments alike: exact ndarrays of one shape and kind within the stand-ins' tolerance (NaN and inf in
+    place), plain data equal."""
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        if type(a) is not np.ndarray or type(b) is not np.ndarray or a.shape != b.shape \
+                or a.dtype.kind != b.dtype.kind:
+            return False
+        if a.dtype == b.dtype and a.tobytes() == b.tobytes():    # most often: the very same arithmetic
+            return True
+        return a.dtype.kind == "f" and same_array(a, b, rtol=RTOL, atol=ATOL)
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _never(name: str) -> NotSpecified:
+    return NotSpecified(f"{name}() was called on an input the specified wiring never gives it: look at what "
+                        f"your code passes to {name}()")
+
+
+class Wiring:
+    """Where a wiring test's stand-ins get their values.
+
+    :param functions: every student function of the course -> its module.
+    :param reference: the reference functions (None in a student's release).
+    :param stored: ``feedback.wiring_data`` (:func:`record` for each public wiring test), or None.
+    """
+
+    def __init__(self, functions: Mapping[str, str], reference: SimpleNamespace | None, stored: dict | None):
+        self.functions = dict(functions)
+        self.reference = reference
+        self.stored = stored or {"signatures": {}, "tests": {}}
+        self._cache: dict[tuple, list[dict]] = {}
+        self._signatures_cache: dict = {}
+
+    @classmethod
+    def for_course(cls, course, reference: SimpleNamespace | None) -> "Wiring":
+        path = course.feedback.wiring_data
+        stored = None
+        if path is not None and path.is_file():
+            try:
+                stored = json.loads(path.read_text())
+            except (OSError, ValueError) as err:
+                raise GradeError(f"{path}: unreadable wiring data: {err}") from None
+        return cls(course.functions, reference, stored)
+
+    def stand_ins(self, test: str, public: bool, function: str, args: Sequence[Any],
+                  kwargs: Mapping[str, Any]) -> tuple[dict[str, str], Callable]:
+        """For the test ``test`` calling the student's ``function(*args, **kwargs)``: the functions to stand
+        in for (every other course function) and ``answer(name, args, kwargs)``, their values (the calls
+        the reference makes on these inputs first: a correct function costs no reference run)."""
+        replaced = {name: module for name, module in self.functions.items() if name != function}
+        if public:
+            if (test, function) not in self._cache:      # decoded once: the same for every student
+                stored = self.stored["tests"].get(test, {}).get(function, {})
+                self._cache[test, function] = [decode(c) for c in stored.get("calls", []) + stored.get("variants", [])]
+            known = self._cache[test, function]
+            signatures = self.stored["signatures"]     # (stale or missing: `grade precompute --check` says so)
+            live = None
+        else:
+            if self.reference is None:
+                raise GradeError("the hidden tests' stand-ins need the reference solutions")
+            known, signatures, live = self._recorded(test, function, args, kwargs), self._signatures(), self.reference
+
+        def answer(name: str, args: list, kwargs: dict) -> Any:
+            bound = bind(signatures[name], args, kwargs) if name in signatures else None
+            for call in known:
+                if call["function"] == name and bound is not None and same(bound, call["bound"]):
+                    return copy.deepcopy(call["value"])
+            if live is None:
+                raise _never(name)
+            try:
+                return getattr(live, name)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+            except Exception:                                # the student's code passed what it cannot take
+                raise _never(name) from None
+
+        return replaced, answer
+
+    def _recorded(self, test: str, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[dict]:
+        """The reference's calls of its other functions in ``function(*args, **kwargs)``, once per test and
+        arguments (the same for every student)."""
+        key = (test, call_key(function, args, kwargs))
+        if key not in self._cache:
+            self._cache[key] = record(self.reference, reference_modules(self.reference), function, args, kwargs,
+                                      self.functions)[1]
+        return self._cache[key]
+
+    def _signatures(self) -> dict:
+        if not self._signatures_cache:
+            self._signatures_cache = {name: signature_of(getattr(self.reference, name)) for name in self.functions}
+        return self._signatures_cache
+
+
+def record(reference: SimpleNamespace, modules: Sequence[Any], function: str, args: Sequence[Any],
+           kwargs: Mapping[str, Any], functions: Mapping[str, str],
+           call: Callable | None = None) -> tuple[Any, list[dict]]:
+    """Run the reference ``function`` (or ``call``, e.g. a catalogued wiring mistake's variant of it) with its
+    calls of the other course functions recorded: the value and the calls ``[{"function", "bound",
+    "value"}]`` (arguments bound to the callee's signature).
+
+    :param modules: the modules whose globals that ARE a reference function are wrapped while it runs
+        (the reference's, the catalogue's), as the worker binds the student's.
+    """
+    calls: list[dict] = []
+    originals = {name: getattr(reference, name) for name in functions if name != function}
+    undo = []
+
+    def wrapper(name: str, original: Callable) -> Callable:
+        signature = signature_of(original)
+
+        def recorded(*a, **k):
+            value = original(*a, **k)
+            bound = bind(signature, copy.deepcopy(list(a)), copy.deepcopy(dict(k)))
+            calls.append({"function": name, "bound": bound, "value": copy.deepcopy(value)})
+            return value
+        return recorded
+
+    target = call or getattr(reference, function)
+    inner = getattr(target, "func", target)              # a functools.partial's function
+    defaults = (inner.__defaults__, inner.__kwdefaults__) if hasattr(inner, "__defaults__") else None
+    try:
+        stand_ins = {id(original): wrapper(name, original) for name, original in originals.items()}
+        for module in modules:               # (an id in stand_ins is that of a function alive in originals)
+            for key, found in list(vars(module).items()):
+                if id(found) in stand_ins:
+                    undo.append((module, key, found))
+                    setattr(module, key, stand_ins[id(found)])
+        if defaults is not None:                         # a variant may take its components as defaults
+            positional, keywords = defaults
+            inner.__defaults__ = tuple(stand_ins.get(id(d), d) for d in positional) if positional else positional
+            inner.__kwdefaults__ = ({k: stand_ins.get(id(d), d) for k, d in keywords.items()} if keywords
+                                    else keywords)
+        result = target(*copy.deepcopy(list(args)), **copy.deepcopy(dict(kwargs)))
+    finally:
+        for module, key, original in undo:
+            setattr(module, key, original)
+        if defaults is not None:
+            inner.__defaults__, inner.__kwdefaults__ = defaults
+    return result, calls
+
+
+def encode(value: Any) -> Any:
+    """Plain data to JSON, arrays exactly (dtype, shape, base64 of their bytes)."""
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        return {"$nd": base64.b64encode(data.tobytes()).decode(), "dtype": data.dtype.str, "shape": list(data.shape)}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {"$dict": {k: encode(v) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    return value
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, dict) and "$nd" in value:
+        return np.frombuffer(base64.b64decode(value["$nd"]), np.dtype(value["dtype"])).reshape(value["shape"]).copy()
+    if isinstance(value, dict) and "$dict" in value:
+        return {k: decode(v) for k, v in value["$dict"].items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def wiring_data(recorded: Mapping[str, Mapping[str, Mapping[str, list[dict]]]], reference: SimpleNamespace,
+                functions: Mapping[str, str]) -> dict:
+    """The JSON data of ``feedback.wiring_data``: for each public wiring test and the function it wires, the
+    reference's own calls (``calls``) and those of the catalogue's variants of that function (``variants``),
+    and the signatures to bind a stand-in's arguments with."""
+    return {"signatures": {name: signature_of(getattr(reference, name)) for name in functions},
+            "tests": {test: {function: {kind: [encode(c) for c in calls] for kind, calls in kinds.items()}
+                             for function, kinds in by_function.items()}
+                      for test, by_function in sorted(recorded.items())}}
+
+
+def reference_modules(reference: SimpleNamespace) -> list[Any]:
+    """The modules the reference functions live in."""
+    return [sys.modules[f.__module__] for f in vars(reference).values() if f.__module__ in sys.modules]

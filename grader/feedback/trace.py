@@ -1,0 +1,245 @@
+"""`grade trace`: the course's worked example through a student's own functions, step by step, beside the reference.
+
+The course's trace module (course.json ``feedback.trace``) defines ``steps(**case)``, which yields
+``(key, step, function responsible, compute)``: ``compute(f, v)`` gives the step from the functions ``f`` and
+``v``, the earlier steps' values by key; ``cases()``, every case it takes; and optionally ``CALLS`` (function ->
+the course functions it is meant to call), ``CASES`` (each case keyword of ``steps`` -> one line for
+``grade trace --cases``) and ``cannot_check(**case)`` (what a case's weights hide, or None).
+
+Each step is computed twice with the student's functions: from the reference's earlier values ("yours": it judges
+that step's function alone, so two faults in two functions show at two steps) and from the student's own earlier
+values ("your chain": where their block ends up). The reference's values come from ``feedback.trace_data``
+(written by ``grade precompute``), so a student's copy needs no solutions. The student's functions run in the
+sandboxed worker through the same proxy as grading (:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from grader.course.manifest import Course
+from grader.course.modules import import_course_module
+from grader.errors import GradeError, StudentError
+from grader.feedback.compare import _outside, allowed, same_array
+from grader.sandbox.client import Worker
+from grader.sandbox.proxy import Student
+
+RTOL, ATOL = 1e-5, 1e-8          # a step matches the reference as a test's default check would
+NEAR = 1e-9                      # closer than this (relative) is the reference computed another way: not a near miss
+
+
+def off(value: np.ndarray | None, reference: np.ndarray) -> np.ndarray:
+    """Where ``value`` differs from ``reference`` beyond the tolerance (everywhere when it is missing or its shape
+    differs), as a boolean array of the reference's shape: the tolerance of :meth:`Step.matches` (the check's,
+    scaled to the whole array), so a row is marked ✗ only in a step that is ✗."""
+    if value is None or value.shape != reference.shape:
+        return np.ones(reference.shape, dtype=bool)
+    return _outside(value, reference, allowed(reference, RTOL, ATOL))
+
+
+def rows_of(mask: np.ndarray) -> list[int]:
+    """0-based rows (first axis) where ``mask`` is set anywhere."""
+    mask = np.atleast_1d(mask)
+    return [int(i) for i in np.flatnonzero(mask.reshape(len(mask), -1).any(axis=1))]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the worked example.
+
+    :param name: what the step is, e.g. "LayerNorm(x)".
+    :param function: the student function that computes it ("" for the trace's own sums, e.g. h = x + a).
+    :param reference: the reference's value.
+    :param yours: the student's function on the reference's earlier values (float64), or None when it failed.
+    :param chain: the student's value from their own earlier values, or None when it failed.
+    :param error: why ``yours`` is None (their code raised, timed out, returned something unusable).
+    :param chain_error: why ``chain`` is None.
+    """
+
+    name: str
+    function: str
+    reference: np.ndarray
+    yours: np.ndarray | None
+    chain: np.ndarray | None
+    error: str = ""
+    chain_error: str = ""
+
+    @property
+    def matches(self) -> bool:
+        """The student's function gives the reference's value from the reference's input."""
+        return self.yours is not None and same_array(self.yours, self.reference, rtol=RTOL, atol=ATOL)
+
+    @property
+    def chain_matches(self) -> bool:
+        return self.chain is not None and same_array(self.chain, self.reference, rtol=RTOL, atol=ATOL)
+
+    def rows_off(self) -> list[int]:
+        """0-based rows where ``yours`` differs; every row when it is missing or its shape differs."""
+        return rows_of(off(self.yours, self.reference))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One function's verdict: the steps (0-based) where it differs from the reference's input, and the functions
+    it is meant to call that differ too (its difference may only be theirs), and those that match only within the
+    tolerance (a near miss that this function's sums can carry beyond it)."""
+
+    function: str
+    steps: tuple[int, ...]
+    calls_off: tuple[str, ...] = ()
+    calls_near: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every step of one case, with what the course says about its functions and about what the case hides."""
+
+    case: dict
+    steps: tuple[Step, ...]
+    calls: Mapping[str, Iterable[str]] = field(default_factory=dict)
+    cannot_check: dict | None = None
+
+    @property
+    def matches(self) -> bool:
+        return all(s.matches and s.chain_matches for s in self.steps)
+
+    @property
+    def first_difference(self) -> int | None:
+        """The first step where the student's own chain differs (None: their block follows the reference)."""
+        return next((i for i, s in enumerate(self.steps) if not s.chain_matches), None)
+
+    def verdicts(self) -> list[Verdict]:
+        """Every function the trace calls, in the order of its first step."""
+        functions = list(dict.fromkeys(s.function for s in self.steps if s.function))
+        wrong = {f: tuple(i for i, s in enumerate(self.steps) if s.function == f and not s.matches)
+                 for f in functions}
+        near = {f for f in functions if not wrong[f] and any(
+            s.function == f and not same_array(s.yours, s.reference, rtol=NEAR, atol=0.0) for s in self.steps)}
+        return [Verdict(f, wrong[f], tuple(c for c in self.calls.get(f, ()) if wrong.get(c)),
+                        tuple(c for c in self.calls.get(f, ()) if c in near)) for f in functions]
+
+
+def case_key(case: dict) -> str:
+    """The key of a case in the trace data, e.g. ``{"change_last": false, "no_attention": false, ...}``."""
+    return json.dumps(case, sort_keys=True)
+
+
+def reference_data(module: Any, functions: Any) -> dict:
+    """The JSON data for ``feedback.trace_data``: every case's steps with the reference's values."""
+    cases = {}
+    for case in module.cases():
+        values: dict[str, np.ndarray] = {}
+        cases[case_key(case)] = rows = []
+        for key, name, function, compute in module.steps(**case):
+            values[key] = np.asarray(compute(functions, values), dtype=np.float64)
+            rows.append({"key": key, "name": name, "function": function, "value": values[key].round(12).tolist()})
+    return {"cases": cases}
+
+
+def _module(course: Course) -> Any:
+    if course.feedback.trace is None or course.feedback.trace_data is None:
+        raise GradeError(f"{course.path}: field 'feedback': this course has no worked example to trace")
+    return import_course_module(course.feedback.trace)
+
+
+def case_options(course: Course) -> dict[str, tuple[Any, str]]:
+    """The worked example's case keys: key -> (its default, what it does), from its trace module: ``steps()``'s
+    keyword parameters, described by ``CASES`` (key -> one line) where the module has it."""
+    module = _module(course)
+    described = getattr(module, "CASES", {})
+    return {name: (p.default, described.get(name, "")) for name, p in inspect.signature(module.steps).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def case_from(course: Course, settings: Sequence[str]) -> dict:
+    """The case that ``grade trace --case KEY=VALUE ...`` asks for: the defaults, with each setting's value read as
+    JSON (``row_x10=3``, ``random=true``; a bare ``KEY`` is true; other text is a string).
+
+    :raises GradeError: a key the worked example does not take (naming the ones it does).
+    """
+    options = case_options(course)
+    case = {key: default for key, (default, _) in options.items()}
+    for setting in settings:
+        key, sep, text = setting.partition("=")
+        key = key.strip().replace("-", "_")
+        if key not in options:
+            raise GradeError(f"--case {setting}: the worked example has no case {key!r} "
+                             f"(its cases: {', '.join(options) or 'none'}: grade trace --cases)")
+        try:
+            case[key] = json.loads(text) if sep else True
+        except ValueError:
+            case[key] = text
+    return case
+
+
+def run(course: Course, folder: Path, case: dict) -> Trace:
+    """Run the worked example's ``case`` through the functions in ``folder``, in the sandboxed worker.
+
+    :raises GradeError: the course has no trace, its data is missing or out of date, or it has no reference for
+        ``case``.
+    """
+    feedback = course.feedback
+    module = _module(course)
+    try:
+        data = json.loads(feedback.trace_data.read_text())
+    except (OSError, ValueError) as err:
+        raise GradeError(f"{feedback.trace_data}: the reference's trace is unreadable ({err}); "
+                         "instructors: run `grade precompute`") from None
+    reference = data["cases"].get(case_key(case))
+    if reference is None:
+        offered = [json.loads(key) for key in data["cases"]]
+        values = {k: sorted({json.dumps(c.get(k)) for c in offered}) for k in case}
+        raise GradeError("the worked example has no such case: "
+                         + "; ".join(f"{k} is one of {', '.join(v)}" for k, v in values.items() if len(v) > 1))
+    specs = list(module.steps(**case))
+    if [s[0] for s in specs] != [r.get("key") for r in reference]:
+        raise GradeError(f"{feedback.trace_data}: the reference's trace is out of date with {feedback.trace.name}; "
+                         "instructors: run `grade precompute`")
+    blind = getattr(module, "cannot_check", lambda **_: None)(**case)
+    with Worker(folder, course.limits, modules=course.modules, functions=course.functions) as worker:
+        student = Student(worker, course.functions, course.limits)
+        steps = tuple(_steps(student, specs, reference))
+    return Trace(case, steps, getattr(module, "CALLS", {}), blind)
+
+
+class _Missing(Exception):
+    """An earlier value the step needs is missing: the student's code failed there."""
+
+
+class _Values(dict):
+    def __missing__(self, key: str):
+        raise _Missing(key)
+
+
+def _compute(compute: Callable, student: Student, values: Mapping, function: str) -> tuple[np.ndarray | None, str]:
+    """The step's value from ``values`` with the student's functions, or (None, why not)."""
+    try:
+        value = compute(student, values)
+    except StudentError as err:                          # the student's own copy: their exception and its line
+        return None, "\n".join(filter(None, [err.public, err.detail]))
+    except _Missing:
+        return None, "not computed: an earlier step of yours that it needs failed"
+    except Exception as err:                             # e.g. a wrong shape that the step's own sums cannot use
+        return None, f"could not compute this step from your values ({type(err).__name__}: {err})"
+    try:
+        return np.asarray(value, dtype=np.float64), ""
+    except (TypeError, ValueError):
+        return None, f"{function or 'your code'}() returned {type(value).__name__}, not numbers"
+
+
+def _steps(student: Student, specs: list, reference: list[dict]) -> Iterable[Step]:
+    """Each step from the reference's earlier values and from the student's own."""
+    given, own = _Values(), _Values()
+    for (key, name, function, compute), ref in zip(specs, reference):
+        expected = np.asarray(ref["value"], dtype=np.float64)
+        yours, error = _compute(compute, student, given, function)
+        chain, chain_error = _compute(compute, student, own, function)
+        given[key] = expected
+        if chain is not None:
+            own[key] = chain
+        yield Step(name, function, expected, yours, chain, error, chain_error)

@@ -1,0 +1,1 @@
+"""The LMS side: the roster, the exporters (a registry), the Gradescope autograder zip."""

@@ -1,0 +1,14 @@
+"""One module per output format, in one registry: each has ``SUFFIX``, ``NEEDS_ROSTER`` and
+``export(rows, assignment, options, out) -> Written`` (see :mod:`grader.lms.exporters.common`)."""
+from types import ModuleType
+
+from grader.lms.exporters import blackboard, canvas, csv_table, gradescope, lti, moodle
+
+EXPORTERS: dict[str, ModuleType] = {
+    "canvas": canvas,
+    "moodle": moodle,
+    "blackboard": blackboard,
+    "lti": lti,
+    "gradescope": gradescope,
+    "csv": csv_table,
+}

@@ -1,0 +1,119 @@
+"""What every exporter shares: the rows it gets, number and text cells, CSV writing, the feedback line.
+
+Numbers are rounded once, here, to 2 decimals with a ``.`` (half up, from the score file's value). Text cells
+that a spreadsheet would run as a formula (starting with ``= + - @``, tab or CR) get a leading ``'``; key
+cells (ids, logins, emails) are never changed, since the LMS must match them, so one that starts like a
+formula is an error instead. CSV goes through the ``csv`` module (RFC 4180 quoting, CRLF) and an atomic write.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from grader.errors import GradeError
+from grader.lms.roster import Person
+from grader.report import write_atomic
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class UnsafeKey(GradeError):
+    """A roster id that starts like a spreadsheet formula (:func:`key_cell`)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the formats need beyond the score files (each from a ``grade export`` flag or course.json).
+
+    :param late_by_lms: export the score before the grader's late penalty (the LMS applies its own).
+    :param points_possible: Canvas: add the optional "Points Possible" row.
+    :param moodle_key: the Moodle user field the file is keyed on: ``email``, ``username`` or ``idnumber``.
+    :param now: the export's time (LTI timestamps).
+    """
+
+    late_by_lms: bool = False
+    canvas_assignment_id: str | None = None
+    points_possible: bool = False
+    moodle_key: str = "email"
+    blackboard_column_id: str | None = None
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One student to export: the roster row (None without a roster), the score file, the points to send."""
+
+    student: str
+    person: Person | None
+    doc: dict
+    score: float
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The assignment's name (the score files' ``assignment``) and its maximum, points."""
+
+    name: str
+    max_score: float
+
+
+@dataclass(frozen=True)
+class Written:
+    """An exporter's report: students it could not key (no id for this LMS) and warnings for the instructor."""
+
+    unkeyed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def decimal_2(x: float) -> Decimal:
+    """``x`` rounded once to 2 decimals, half up, from its shortest repr (2.675 -> 2.68)."""
+    return Decimal(repr(float(x))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) + Decimal("0.00")
+
+
+def points_2(x: float) -> str:
+    """``8.5`` -> ``"8.50"``: plain decimal, ``.`` separator, no thousands separator."""
+    return str(decimal_2(x))
+
+
+def text_cell(value: str) -> str:
+    """A text cell a spreadsheet will not run as a formula: ``=SUM(A1)`` -> ``'=SUM(A1)``."""
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def key_cell(value: str, column: str, student: str) -> str:
+    """An id cell, unchanged (the LMS matches it exactly).
+
+    :raises UnsafeKey: it starts like a formula, which can neither be written safely nor changed.
+    """
+    if value.startswith(FORMULA_START):
+        raise UnsafeKey(f"student {student!r}: field {column!r}: {value!r} starts like a spreadsheet formula; "
+                        "an LMS would not match it once neutralised")
+    return value
+
+
+def feedback(doc: dict, score: float) -> str:
+    """One line for the student: each problem's points, the total, lateness and any grading error."""
+    parts = [f"{p['name']} {p['score']:g}/{p['max_score']:g}" for p in doc["problems"]]
+    text = "; ".join(parts) + f". Total {score:g}/{doc['max_score']:g}."
+    late = doc.get("late")
+    if late and late["days_late"]:
+        text += (f" Submitted {late['days_late']} day(s) late"
+                 + (f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"] else "."))
+    if doc.get("error"):
+        text += f" Not graded: {doc['error']}"
+    return text
+
+
+def write_table(out: Path, header: Sequence[str], rows: Iterable[Sequence], *, delimiter: str = ",",
+                quoting: int = csv.QUOTE_MINIMAL, excel: bool = False) -> None:
+    """Write a CSV (or tab-separated) file atomically, UTF-8 (with a BOM when ``excel``), CRLF line ends."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, delimiter=delimiter, quoting=quoting, lineterminator="\r\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    write_atomic(out, buffer.getvalue(), encoding="utf-8-sig" if excel else "utf-8")

@@ -1,0 +1,34 @@
+"""A CSV for people (format ``csv``): one row per student, a column per problem, lateness spelled out.
+
+UTF-8 with a BOM, so that Excel shows accents; text cells are neutralised against formulas.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.lms.exporters.common import Assignment, Options, Row, Written, points_2, text_cell, write_table
+
+SUFFIX = ".csv"
+NEEDS_ROSTER = False
+
+
+def export(rows: list[Row], assignment: Assignment, options: Options, out: Path) -> Written:
+    """Write the table; without a roster the name and section columns stay empty."""
+    problems = list(dict.fromkeys(p["name"] for row in rows for p in row.doc["problems"]))
+    maxima = {p["name"]: p["max_score"] for row in rows for p in row.doc["problems"]}
+    header = (["student", "name", "section"] + [f"{n} ({maxima[n]:g})" for n in problems]
+              + ["raw_score", "late_penalty", "score", "max_score", "days_late", "submitted_at", "graded_at", "notes"])
+    lines = []
+    for row in rows:
+        doc, late = row.doc, row.doc.get("late", {})
+        by_name = {p["name"]: p["score"] for p in doc["problems"]}
+        penalty = 0.0 if options.late_by_lms else late.get("penalty", 0.0)
+        notes = "; ".join(([doc["error"]] if doc.get("error") else []) + doc.get("submission_notes", []))
+        lines.append([text_cell(row.student), text_cell(row.person.name if row.person else ""),
+                      text_cell(row.person.section if row.person else "")]
+                     + [points_2(by_name[n]) if n in by_name else "" for n in problems]
+                     + [points_2(late.get("raw_score", doc["score"])), points_2(penalty), points_2(row.score),
+                        points_2(doc["max_score"]), str(late.get("days_late", "")), late.get("submitted_at", ""),
+                        doc["graded_at"], text_cell(notes)])
+    write_table(out, header, lines, excel=True)
+    return Written()

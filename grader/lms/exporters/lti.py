@@ -1,0 +1,66 @@
+"""LTI 1.3 Assignment and Grade Services score objects, one per line (JSON Lines), for a tool to POST.
+
+Each line is an ``application/vnd.ims.lis.v1.score+json`` object for ``{lineitem}/scores``: ``userId`` (the
+roster's ``lms_id``), ``scoreGiven`` and ``scoreMaximum`` in points, ``activityProgress: Completed``,
+``gradingProgress: FullyGraded``, the export's ``timestamp`` (ISO 8601, milliseconds, UTC), ``comment`` only
+when there is one, and ``submission.submittedAt`` when timestamp.txt gave it. Every object is validated
+against ``lti_score.schema.json`` (written from the AGS 2.0 spec, section 3.4) before the file is written.
+"""
+from __future__ import annotations
+
+import json
+from datetime import timezone
+from functools import lru_cache
+from pathlib import Path
+
+from grader.errors import GradeError
+from grader.lms.exporters.common import Assignment, Options, Row, Written, feedback
+from grader.report import write_atomic
+
+SUFFIX = ".jsonl"
+NEEDS_ROSTER = True
+SCHEMA_PATH = Path(__file__).with_name("lti_score.schema.json")
+MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
+
+
+@lru_cache(maxsize=1)
+def validator():
+    """The JSON Schema validator of one score object."""
+    from grader.report import jsonschema_module
+
+    return jsonschema_module().Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+
+
+def score_object(row: Row, timestamp: str) -> dict:
+    """The AGS score object for one student (without validation)."""
+    doc = row.doc
+    obj = {"userId": row.person.lms_id, "scoreGiven": round(row.score, 6), "scoreMaximum": doc["max_score"],
+           "activityProgress": "Completed", "gradingProgress": "FullyGraded", "timestamp": timestamp}
+    comment = feedback(doc, row.score).strip()
+    if comment:
+        obj["comment"] = comment
+    if "late" in doc:
+        obj["submission"] = {"submittedAt": doc["late"]["submitted_at"]}
+    return obj
+
+
+def export(rows: list[Row], assignment: Assignment, options: Options, out: Path) -> Written:
+    """Write one validated score object per line.
+
+    :raises GradeError: an object breaks the schema (naming the student and the field).
+    """
+    timestamp = options.now.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    written = Written()
+    lines = []
+    for row in rows:
+        if not row.person.lms_id:
+            written.unkeyed.append(f"{row.student}: no lms_id in the roster (the LTI userId)")
+            continue
+        obj = score_object(row, timestamp)
+        error = next(iter(validator().iter_errors(obj)), None)
+        if error is not None:
+            field = ".".join(str(p) for p in error.path) or "(top level)"
+            raise GradeError(f"LTI score of {row.student!r}: field {field!r}: {error.message}")
+        lines.append(json.dumps(obj, ensure_ascii=False, allow_nan=False))
+    write_atomic(out, "".join(line + "\n" for line in lines))
+    return written

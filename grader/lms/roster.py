@@ -1,0 +1,75 @@
+"""The class roster: which LMS identifiers belong to each student id (the score files' ``student``).
+
+``roster.csv`` (UTF-8, a BOM is fine), one row per student, this header in any order::
+
+    student,lms_id,sis_id,login,email,name,section
+
+``lms_id`` is the LMS's own user id (Canvas ``ID``, the LTI ``sub``), ``sis_id`` the institution's id (Canvas
+``SIS User ID``, Moodle ``ID number``), ``login`` the user name (Canvas ``SIS Login ID``, Moodle ``username``,
+Blackboard ``Username``). Empty cells are allowed; duplicated ids are not (LMS importers would apply both rows).
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from grader.errors import GradeError
+
+
+@dataclass(frozen=True)
+class Person:
+    """One roster row; every field is text, possibly empty (ids stay text: leading zeros matter)."""
+
+    student: str
+    lms_id: str
+    sis_id: str
+    login: str
+    email: str
+    name: str
+    section: str
+
+
+COLUMNS = tuple(f.name for f in fields(Person))
+UNIQUE = ("student", "lms_id", "sis_id", "login", "email")
+
+
+def load(path: Path) -> dict[str, Person]:
+    """Read the roster, in file order, keyed by student id.
+
+    :raises GradeError: one line naming the file, the line and the field: a missing column, a row with the wrong
+        number of cells, an empty ``student``, or an id used twice (emails compared without case).
+    """
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except FileNotFoundError:
+        raise GradeError(f"{path}: not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise GradeError(f"{path}: not a readable UTF-8 CSV file: {err}") from None
+    if not rows:
+        raise GradeError(f"{path}: empty (the header is {','.join(COLUMNS)})")
+    header = [h.strip() for h in rows[0]]
+    for column in COLUMNS:
+        if column not in header:
+            raise GradeError(f"{path}: field {column!r}: column missing (the header is {','.join(COLUMNS)})")
+    index = {column: header.index(column) for column in COLUMNS}
+    people: dict[str, Person] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise GradeError(f"{path}: line {line}: {len(row)} fields, the header has {len(header)}")
+        person = Person(**{column: row[i].strip() for column, i in index.items()})
+        if not person.student:
+            raise GradeError(f"{path}: line {line}: field 'student': empty")
+        for column in UNIQUE:
+            value = getattr(person, column)
+            key = (column, value.lower() if column == "email" else value)
+            if value and key in seen:
+                raise GradeError(f"{path}: line {line}: field {column!r}: {value!r} is also on line {seen[key]}")
+            seen[key] = line
+        people[person.student] = person
+    return people

@@ -1,0 +1,376 @@
+"""The worker: runs one student's functions, one call at a time, and replies with plain data.
+
+This file runs as a script (``python -I -B worker.py SUBMISSION LIMITS_JSON``) in a separate,
+sandboxed process. It imports only the standard library and numpy, and knows nothing about tests,
+points or expected values: the grader sends the inputs, the worker sends back what the student's
+function returned. Its siblings, loaded by path (:func:`_sibling`): protocol.py, the wire format the
+grader shares (:mod:`grader.sandbox.child.protocol`); confine.py, what the worker does to itself before any
+student code runs; zygote.py, the warm parent that forks workers (``worker.py --zygote``). The sandbox
+mounts these four files and nothing else of the grader.
+"""
+from __future__ import annotations
+
+import builtins
+import importlib
+import importlib.util
+import json
+import os
+import random
+import sys
+import time
+import traceback
+
+if "--site" in sys.argv:      # in the sandbox (python -S: no site-packages), the course's allowed packages
+    sys.path.append(sys.argv[sys.argv.index("--site") + 1])
+
+import numpy as np  # noqa: E402
+import numpy.linalg  # noqa: F401,E402  numpy loads these lazily: load them once in the zygote, not in every worker
+import numpy.random  # noqa: F401,E402
+
+
+def _sibling(name: str):
+    """Another file of this folder, imported once as ``_worker_<name>``. This file runs as a script
+    (``python -I``: its folder is not on sys.path), and a plain ``import protocol`` could also find a student's
+    module of that name; nothing of the grader is imported."""
+    key = f"_worker_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                        f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+protocol, confine = _sibling("protocol"), _sibling("confine")
+WireError, encode, read_message, write_frames = protocol.WireError, protocol.encode, protocol.read_message, \
+    protocol.write_frames
+_drop_privileges, _filter_syscalls, _limit, _private_tmp = confine._drop_privileges, confine._filter_syscalls, \
+    confine._limit, confine._private_tmp
+
+
+SEED = 0                      # random and np.random are seeded with this before every call
+
+
+class _ImportPolicy:
+    """A meta path finder that refuses every module the course does not allow, with ModuleNotFoundError
+    (so a student's ``try: import torch`` / ``except ImportError:`` still works): the standard library,
+    the course's allowed packages and the submission's own modules pass, on every install alike."""
+
+    def __init__(self, allowed: list[str], folder: str):
+        self.allowed = set(allowed) | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+        self.folder = folder
+        self.words = " and ".join([", ".join(allowed)] * bool(allowed) + ["the Python standard library"])
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top in self.allowed or os.path.exists(os.path.join(self.folder, top + ".py")) \
+                or os.path.isdir(os.path.join(self.folder, top)):
+            return None                                  # the usual finders decide
+        error = ModuleNotFoundError(f"{top} is not available in this course (allowed: {self.words})", name=name)
+        error.course_policy = True
+        raise error
+
+
+def _import_failure(module_name: str, exc: BaseException) -> dict:
+    if isinstance(exc, ModuleNotFoundError) and exc.name == module_name:
+        why = f"there is no {module_name}.py in your folder"     # not the import policy's "not available"
+    elif getattr(exc, "course_policy", False) and isinstance(exc, ModuleNotFoundError):
+        why = str(exc)
+    else:
+        why = _describe(exc)
+    return {"ok": False, "kind": "import_error", "error": f"importing {module_name}.py failed: {why}",
+            "traceback": _student_frames(exc.__traceback__)}
+
+
+def _student_frames(tb) -> str:
+    """The traceback lines inside the submission, last three frames, for the student's eyes."""
+    root = sys.path[0] + os.sep
+    frames = [f for f in traceback.extract_tb(tb) if f.filename.startswith(root)]
+    for f in frames:
+        f.filename = f.filename[len(root):]
+    return "".join(traceback.format_list(frames[-3:])).rstrip()
+
+
+SHOWN_NAME = 80              # characters of a student's exception type name shown (public tests only)
+
+
+def _name(exc: BaseException) -> str:
+    """The exception's type name, capped: student code chooses it (it may even hold an input as text)."""
+    name = type(exc).__name__
+    return name if len(name) <= SHOWN_NAME else name[:SHOWN_NAME] + "…"
+
+
+def _builtin_bases(exc: BaseException) -> list[str]:
+    """The built-in exception classes ``exc`` is an instance of (ValueError for a subclass of it): what a
+    test of "raises ValueError" asks, by names that are Python's, not the student's."""
+    return [c.__name__ for c in type(exc).__mro__
+            if issubclass(c, BaseException) and getattr(builtins, c.__name__, None) is c]
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:                                # a student's exception with a broken __str__
+        text = ""
+    return f"{_name(exc)}: {text[:500]}" if text else _name(exc)
+
+
+_FAILED_IMPORTS: dict[str, dict] = {}    # module -> the reply its failed import gave: not run again
+
+
+def _import(module_name: str):
+    """The student's module, imported once; a failed import gives the same reply every time (not run again),
+    also when it failed inside another module's import (a placeholder then stands in its place: _Placeholders)."""
+    if module_name in _FAILED_IMPORTS:
+        return dict(_FAILED_IMPORTS[module_name])
+    try:
+        module = importlib.import_module(module_name)
+    except BaseException as exc:                        # SystemExit, KeyboardInterrupt, pytest.exit too
+        _FAILED_IMPORTS[module_name] = _import_failure(module_name, exc)
+    return dict(_FAILED_IMPORTS[module_name]) if module_name in _FAILED_IMPORTS else module
+
+
+class _Placeholders:
+    """A meta path finder for the course's modules (``modules``: module -> its course functions). One that fails
+    to import (a SyntaxError, an exception at import, no such file; or one whose import timed out or crashed an
+    earlier worker, which is not run again) is left in ``sys.modules`` as a placeholder
+    holding only the course's functions, each raising ImportError with the import's failure: so block.py's
+    ``from layernorm import layernorm`` still imports, and its wiring tests, which stand the function in
+    anyway (bound by identity), judge the block; the failing module's own calls get its import failure, as
+    before (``_import``)."""
+
+    def __init__(self, modules: dict, folder: str):
+        self.modules, self.folder = modules, folder
+        self.finding: set[str] = set()
+
+    def find_spec(self, name, path=None, target=None):
+        if path is not None or name not in self.modules or name in self.finding:
+            return None
+        self.finding.add(name)
+        spec = failure = None
+        try:
+            if name not in _FAILED_IMPORTS:             # (one that timed out in an earlier worker: not again)
+                spec = importlib.util.find_spec(name)   # the usual finders, the import policy first
+        except BaseException as exc:                    # no such file: the policy's ModuleNotFoundError
+            failure = exc
+        finally:
+            self.finding.discard(name)
+        if spec is None and failure is None and name not in _FAILED_IMPORTS:
+            failure = ModuleNotFoundError(f"No module named {name!r}", name=name)
+        loader = _PlaceholderLoader(spec.loader if spec else None, failure, self.modules[name],
+                                    os.path.join(self.folder, name + ".py"))
+        if spec is None:
+            return importlib.util.spec_from_loader(name, loader)
+        spec.loader = loader
+        return spec
+
+
+class _PlaceholderLoader:
+    """Runs the module's own loader; when that fails, records the failure and makes the module a placeholder."""
+
+    def __init__(self, loader, failure: BaseException | None, functions: list, path: str):
+        self.loader, self.failure, self.functions, self.path = loader, failure, functions, path
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec) if self.loader is not None else None
+
+    def exec_module(self, module):
+        try:
+            if self.failure is not None:
+                raise self.failure
+            if self.loader is not None:
+                self.loader.exec_module(module)
+                return
+        except BaseException as exc:                    # SystemExit, KeyboardInterrupt, pytest.exit too
+            _FAILED_IMPORTS[module.__name__] = _import_failure(module.__name__, exc)
+        why = _FAILED_IMPORTS[module.__name__]["error"]
+        for key in [k for k in vars(module) if not k.startswith("__")]:
+            delattr(module, key)                         # whatever ran before the failure: not the student's module
+        module.__file__ = self.path                      # one of the submission's modules (_modules_of)
+        for function in self.functions:
+            setattr(module, function, _unavailable(function, why))
+
+
+def _unavailable(function: str, why: str):
+    def placeholder(*args, **kwargs):
+        raise ImportError(f"{function}() cannot run: {why}")
+
+    placeholder.__name__ = placeholder.__qualname__ = function
+    return placeholder
+
+
+MAX_STANDIN_CALLS = 256     # stand-in calls in one call
+
+
+class NotSpecified(Exception):
+    """A stand-in was called on an input the specified wiring never gives it (the grader says so)."""
+
+
+_MINE: list = [0, []]          # sys.modules' size when the submission's modules were last listed, and them
+
+
+def _modules_of(submission: str) -> list:
+    """The loaded modules that come from the submission's folder (listed again when more were loaded)."""
+    if _MINE[0] != len(sys.modules):
+        _MINE[:] = [len(sys.modules), [m for m in list(sys.modules.values())
+                                       if (getattr(m, "__file__", None) or "").startswith(submission + os.sep)]]
+    return _MINE[1]
+
+
+def _stand_ins(names: dict, submission: str, ask) -> list:
+    """Bind, by identity, every global of the submission's modules (and every attribute of its component
+    modules) that IS one of the student's functions ``names`` (function -> module) to a stand-in that asks
+    the grader for its value (``ask(function, args, kwargs)``): only the wiring of the function under test
+    runs as the student wrote it. The grader decides every answer from the arguments it is sent: nothing in
+    this process (which the student's code may have patched) could make a wrong call get a right value.
+    Returns what to put back."""
+    mine = _modules_of(submission)
+    undo = []
+    for function, module_name in names.items():
+        module = sys.modules.get(module_name)
+        original = getattr(module, function, None) if module is not None else None
+        if original is None or not callable(original):
+            continue
+
+        def stand_in(*args, _function=function, **kwargs):
+            return ask(_function, list(args), kwargs)
+
+        stand_in.__name__ = stand_in.__qualname__ = function
+        for m in mine:
+            for key, value in list(vars(m).items()):
+                if value is original:
+                    undo.append((m, key, value))
+                    setattr(m, key, stand_in)
+    return undo
+
+
+def _asker(request: dict, requests, replies):
+    """``ask(function, args, kwargs)``: the grader's answer for a stand-in's call, over the worker's channel."""
+    asked = [0]
+
+    def ask(function: str, args: list, kwargs: dict):
+        asked[0] += 1
+        if asked[0] > MAX_STANDIN_CALLS:
+            raise RuntimeError(f"{function}() was called more than {MAX_STANDIN_CALLS} times")
+        try:
+            frames = encode({"id": request["id"], "standin": function, "args": args, "kwargs": kwargs})
+        except WireError as exc:
+            raise TypeError(f"{function}() was called with a value the grader cannot read ({exc})") from None
+        write_frames(replies, frames)
+        answer = read_message(requests)
+        if type(answer) is not dict or answer.get("id") != request["id"]:
+            raise SystemExit("the grader's answer is out of step")
+        if not answer.get("ok"):
+            raise NotSpecified(answer.get("error", ""))
+        return answer["value"]
+
+    return ask
+
+
+def _call(request: dict, requests=None, replies=None) -> dict:
+    if "import" in request:                              # the grader imports each module first, on its own budget
+        module = _import(request["import"])
+        return module if type(module) is dict else {"ok": True, "value": None}
+    module_name, function = request["module"], request["function"]
+    module = _import(module_name)
+    if type(module) is dict:
+        return module
+    fn = getattr(module, function, None)
+    if not callable(fn):
+        return {"ok": False, "kind": "missing_function", "error": f"{module_name}.py has no function {function}()"}
+    args, kwargs = request["args"], request["kwargs"]
+    undo = []
+    if request.get("standins"):
+        for name in set(request["standins"].values()):   # the modules the stand-ins replace functions of
+            _import(name)
+        undo = _stand_ins(request["standins"], sys.path[0], _asker(request, requests, replies))
+    random.seed(SEED)
+    np.random.seed(SEED)
+    started = time.perf_counter()
+    try:
+        value = fn(*args, **kwargs)
+    except BaseException as exc:
+        if isinstance(exc, NotSpecified):
+            return {"ok": False, "kind": "not_specified", "error": str(exc)[:500]}
+        if isinstance(exc, NotImplementedError):
+            return {"ok": False, "kind": "not_implemented",
+                    "error": f"{function}() is not implemented yet (it raises NotImplementedError)"}
+        # Shown by public tests only (a hidden test words its message from "kind" alone).
+        return {"ok": False, "kind": "raised", "error": f"{function}() raised {_name(exc)}",
+                "builtins": _builtin_bases(exc),
+                "traceback": f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip()}
+    finally:
+        for where, key, original in undo:
+            setattr(where, key, original)
+    reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started}
+    if request.get("return_inputs"):
+        reply["inputs"] = [args, kwargs]
+    return reply
+
+
+def main(argv: list[str]) -> None:
+    submission, limits = argv[1], json.loads(argv[2])
+    # Keep private copies of the request/reply pipes, then send the student's prints to stderr,
+    # which the grader captures (capped) and never parses.
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, submission)
+    if limits.get("imports") is not None:
+        sys.meta_path.insert(0, _ImportPolicy(limits["imports"], submission))
+    if limits.get("modules"):
+        sys.meta_path.insert(0, _Placeholders(limits["modules"], submission))
+    for module, why in limits.get("failed_imports", {}).items():    # they timed out or crashed a worker before
+        _FAILED_IMPORTS[module] = {"ok": False, "kind": "import_error", "error": why}
+    if limits.get("tmp_inodes"):
+        _private_tmp(limits["tmp_bytes"], limits["tmp_inodes"])
+    _drop_privileges(limits.get("drop_uid"), limits.get("drop_gid"))
+    _limit(limits)
+    if limits.get("seccomp"):
+        _filter_syscalls(limits["seccomp"])
+    while True:
+        try:
+            request = read_message(requests)
+        except EOFError:
+            return
+        cpu = time.process_time()
+        reply = _call(request, requests, replies)
+        reply["cpu"] = time.process_time() - cpu         # what the grader uses where it cannot measure it
+        for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        # Where the log ends after this call: the grader shows each call what it printed, also when it
+        # reads this reply after later calls have run (calls sent ahead).
+        meta = {"id": request.get("id"), "log": _log_end()}
+        try:
+            frames = encode({**reply, **meta})
+        except WireError as exc:
+            frames = encode({"ok": False, "kind": exc.kind, "error": f"{request.get('function')}() {exc}", **meta,
+                             "cpu": reply["cpu"]})
+        except BaseException as exc:                   # a value whose walk ran student code and failed
+            frames = encode({"ok": False, "kind": "bad_type", **meta, "cpu": reply["cpu"],
+                             "error": f"{request.get('function')}() returned a value that cannot be read: "
+                                      f"{_describe(exc)}"})
+        write_frames(replies, frames)
+
+
+def _log_end() -> int | None:
+    """The size of the log (fd 2), or None when the student's code moved fd 2 elsewhere."""
+    try:
+        return os.fstat(2).st_size
+    except BaseException:
+        return None
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--zygote"]:
+        _sibling("zygote").zygote(sys.argv[2] == "pidns", main)
+    else:
+        main(sys.argv)

@@ -1,0 +1,232 @@
+"""What the suites call: ``student.layernorm(x)`` runs the student's ``layernorm`` in the worker.
+
+The proxy is the one seam between the suites and student code. It sends copies of the arguments,
+returns plain data (ndarrays, numbers, dicts, lists) or raises :class:`~grader.errors.StudentError`,
+and charges each call's wall-clock time to the current problem's and the submission's budgets.
+
+Calls sent ahead: the suites make the same calls for every submission, so the runner records the first
+call of each plain test (its fixtures only the grader's) with a :class:`Recorder`, which stops each test
+at that call (a :data:`Plan`: no student code runs, the same for every student), and the proxy sends
+those to the worker before the tests ask, up to AHEAD at a time, to run back to back. A
+test's call then takes the answer whose call is identical (function and arguments, byte for byte);
+any other call is sent when it comes. Only first calls: a later call of a test may be made of what the
+student's code returned, which must never reach another worker (a plain test has no fixture that could
+carry them from an earlier test). The worker runs the calls in
+the plan's order, each under its own timeout; a test that ends before its planned call leaves that
+call unused: sending ahead stops for the submission then (and the worker is killed if calls sent ahead
+are still running or waiting), and after a timeout, a crash or a slow call (see
+:data:`~grader.sandbox.client.SLOW_CALL`: a slow submission's queued calls would eat its time budgets).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from itertools import takewhile
+from typing import Any, Mapping
+
+from grader.course.limits import Limits
+from grader.errors import StudentError
+from grader.sandbox.client import Worker
+
+AHEAD = 32               # calls sent ahead at most; more are sent when half of them are answered
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One call a test made: the test's nodeid, the function, and the call encoded
+    (:meth:`Worker.encode_call <grader.sandbox.client.Worker.encode_call>`: its identity)."""
+
+    test: str
+    function: str
+    return_inputs: bool
+    call: tuple[bytes, ...]
+    public: bool = True          # a public test's: sent ahead only while public tests run
+
+
+Plan = list[Planned]     # the first calls of a submission's plain tests, in the order made
+
+
+class Student:
+    """A proxy to one submission's functions.
+
+    :param worker: the sandboxed worker that runs the calls.
+    :param functions: function name -> module name, from course.json (e.g. ``{"softmax": "attention"}``).
+    :param limits: the call timeout and the time budgets, seconds.
+    """
+
+    def __init__(self, worker: Worker, functions: Mapping[str, str], limits: Limits, plan: Plan = (),
+                 wiring=None):
+        self._worker = worker
+        self._wiring = wiring                            # a grader.feedback.standins.Wiring, for wired()
+        self._functions = dict(functions)
+        self._limits = limits
+        self._problem = ""
+        self._spent: dict[str, float] = {}
+        self._total = 0.0
+        self._busy = 0.0                                 # the worker's busy seconds already charged
+        self._output: list[str] = []
+        self._test: str | None = None
+        self._public = True                              # the current test is a public one
+        self._plan = list(plan)
+        self._first = {planned.test: i for i, planned in enumerate(self._plan)}   # test -> its place in the plan
+        self._next = 0                                   # the plan's next call to send ahead
+        self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
+        self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
+        self._stood_in: list[str] = []                   # the stand-ins the last wired call asked for
+
+    def start_test(self, nodeid: str | None, public: bool = True) -> None:
+        """The calls from now on are the test ``nodeid``'s (None: the tests are over, e.g. deferred checks
+        come: nothing is sent ahead any more); ``public``: it is a public test. Calls of hidden tests are
+        sent ahead only once the public tests are over (the runner runs them first): the student's code
+        could read its request stream, and a public test shows what it printed.
+
+        A call sent ahead for an earlier test and not taken (the test
+        stopped before it, e.g. its problem's time budget ran out) stops sending ahead for this submission,
+        and the worker is killed if calls sent ahead are still running or waiting: they would run for
+        nothing (the next call starts a fresh worker)."""
+        self._test, self._public = nodeid, public
+        first = self._first.get(nodeid, -1) if nodeid is not None else float("inf")
+        unused = [place for place in self._waiting if place < first]
+        if unused:
+            for place in unused:
+                del self._waiting[place]
+            self._plan = []
+            self._worker.drop_ahead()
+        if nodeid is None:
+            self._plan = []
+
+    def charge_to(self, problem: str) -> None:
+        """Charge the following calls' time to ``problem``'s budget."""
+        self._problem = problem
+
+    def take_output(self) -> str:
+        """What the student's code printed since the last call of this method."""
+        text, self._output = "".join(self._output), []
+        return text
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self._functions:
+            raise AttributeError(f"no student function {name!r} in course.json")
+        return partial(self._call, name, False)
+
+    def wired(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the student's ``name`` with every other course function it calls answered by the
+        reference (see :mod:`grader.feedback.standins`): only its own lines are judged. Wiring tests only
+        (``@pytest.mark.wiring``: the runner runs them last, in a fresh worker)."""
+        return self._wired(name, False, *args, **kwargs)
+
+    def wired_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
+        """:meth:`wired`, also returning the arguments as the student's function left them (see
+        :meth:`call_with_inputs`)."""
+        return self._wired(name, True, *args, **kwargs)
+
+    def _wired(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any) -> Any:
+        if name not in self._functions:
+            raise AttributeError(f"no student function {name!r} in course.json")
+        if self._wiring is None or self._test is None:
+            raise RuntimeError("student.wired() is for tests marked @pytest.mark.wiring")
+        replaced, answer = self._wiring.stand_ins(self._test, self._public, name, args, kwargs)
+        asked = self._stood_in = []
+
+        def noted(function: str, a: list, k: dict) -> Any:
+            asked.append(function)
+            return answer(function, a, k)
+        return self._call(name, return_inputs, *args, _stand_ins=(replaced, noted), **kwargs)
+
+    def stood_in(self) -> list[str]:
+        """The other course functions the last :meth:`wired` call asked for, in order: e.g. a block called
+        with ``use_attention=False`` must not ask for ``attention``. Known in the grader (the worker asks
+        it for every value), so the student's code cannot hide a call."""
+        return list(self._stood_in)
+
+    def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
+        """Call ``name`` and also return the arguments as the student's function left them.
+
+        :returns: ``(value, args_after, kwargs_after)``.
+        """
+        if name not in self._functions:
+            raise AttributeError(f"no student function {name!r} in course.json")
+        return self._call(name, True, *args, **kwargs)
+
+    def _send_ahead(self) -> None:
+        """Keep up to AHEAD calls of the plan sent ahead (more once half of them are answered)."""
+        if not self._plan or self._next >= len(self._plan) or len(self._waiting) > AHEAD // 2:
+            return
+        end = min(self._next + AHEAD - len(self._waiting), len(self._plan))
+        batch = list(takewhile(lambda p: p.public == self._public, self._plan[self._next:end]))
+        if not batch:                                    # the next calls are of the hidden tests: not yet
+            return
+        tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, p.call)
+                                      for p in batch])
+        for i, ticket in enumerate(tickets, start=self._next):
+            self._tickets.setdefault(self._plan[i].call, []).append((i, ticket))
+            self._waiting[i] = ticket
+        self._next += len(tickets)
+        if not tickets:
+            self._plan = []
+
+    def _call(self, name: str, return_inputs: bool, *args: Any, _stand_ins=None, **kwargs: Any):
+        limits = self._limits
+        left_problem = limits.problem_budget - self._spent.get(self._problem, 0.0)
+        left_total = limits.submission_budget - self._total
+        if left_problem <= 0 or left_total <= 0:
+            spent = "problem" if left_problem <= 0 else "submission"
+            budget = limits.problem_budget if left_problem <= 0 else limits.submission_budget
+            raise StudentError("budget", f"not run: the {spent}'s {budget:g} s time budget is used up "
+                                         "(earlier calls were too slow)")
+        ticket = encoded = None
+        if self._test is not None and _stand_ins is None:
+            encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
+            self._send_ahead()
+            sent = self._tickets.get(encoded)
+            if sent:
+                place, ticket = sent.pop(0)
+                del self._waiting[place]
+        seconds = 0.0
+        left = min(left_problem, left_total)
+        try:
+            reply = self._worker.call(self._functions[name], name, list(args), kwargs,
+                                      timeout=min(limits.call_timeout, left),
+                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded,
+                                      stand_ins=_stand_ins)
+            seconds = reply.seconds
+        except StudentError as err:
+            seconds = err.seconds
+            self._output.append(err.output)
+            if err.kind == "timeout" and left < limits.call_timeout:
+                # What was left of a budget depends on the earlier calls' times: never said in numbers.
+                which = "problem" if left == left_problem else "submission"
+                raise StudentError("budget", f"{name}() ran out of the {which}'s time budget (earlier calls were "
+                                   "slow)", output=err.output, seconds=seconds) from None
+            raise
+        finally:
+            self._spent[self._problem] = self._spent.get(self._problem, 0.0) + seconds
+            self._total += self._worker.busy - self._busy    # every call's time, once, when answered
+            self._busy = self._worker.busy
+        self._output.append(reply.output)
+        if return_inputs:
+            args_after, kwargs_after = reply.inputs
+            return reply.value, args_after, kwargs_after
+        return reply.value
+
+
+class Recorded(BaseException):
+    """Raised by a :class:`Recorder` at a test's first call: it ends the test (a BaseException, so that
+    no ``except Exception`` in a suite goes on past it)."""
+
+
+class Recorder(Student):
+    """A proxy that runs nothing: it records the first call of each test as :class:`Planned` in
+    :attr:`made`, and stops the test there with :class:`Recorded`."""
+
+    def __init__(self, functions: Mapping[str, str]):
+        super().__init__(None, functions, Limits())
+        self.made: Plan = []
+
+    def _wired(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
+        raise Recorded                                   # never sent ahead: it needs a worker of its own
+
+    def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
+        self.made.append(Planned(self._test, name, return_inputs,
+                                 tuple(Worker.encode_call(name, args, kwargs, return_inputs)), self._public))
+        raise Recorded
