@@ -33,10 +33,6 @@ class Diagnosis:
     mistake: str
     message: str
 
-    @property
-    def hint(self) -> bool:
-        return self.mistake.startswith("hint.")
-
 
 Same = Callable[[Any, Any], bool]
 """``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's tolerance?"""

@@ -61,11 +61,11 @@ def _cell(value: float, marked: bool, decimals: int = 3) -> str:
     return f"{value:.{decimals}f}" + ("*" if marked else " ")
 
 
-def decimals_to_tell(got: np.ndarray, expected: np.ndarray, marked: np.ndarray, least: int = 3, most: int = 10) -> int:
-    """The fewest decimals (``least`` to ``most``) at which each marked entry of ``got`` prints unlike its
-    ``expected``: a near miss outside the tolerance must not read as equal numbers."""
+def decimals_to_tell(got: np.ndarray, expected: np.ndarray, least: int = 3, most: int = 10) -> int:
+    """The fewest decimals (``least`` to ``most``) at which each entry of ``got`` prints unlike its ``expected``:
+    a near miss outside the tolerance must not read as equal numbers."""
     for decimals in range(least, most + 1):
-        if all(f"{g:.{decimals}f}" != f"{e:.{decimals}f}" for g, e in zip(got[marked], expected[marked])):
+        if all(f"{g:.{decimals}f}" != f"{e:.{decimals}f}" for g, e in zip(got, expected)):
             return decimals
     return most
 
@@ -85,9 +85,9 @@ def excerpt(got: np.ndarray, expected: np.ndarray, off: np.ndarray) -> str:
     cols = slice(col0, col0 + EXCERPT_COLUMNS)
     rows = range(row0, min(row0 + EXCERPT_ROWS, rows_e.shape[0]))
     labels = {r: (index(r * width, shape).rsplit(",", 1)[0] + ", :]" if len(shape) > 1 else "[:]") for r in rows}
-    shown = np.zeros_like(rows_o)
-    shown[rows.start:rows.stop, cols] = rows_o[rows.start:rows.stop, cols]
-    decimals = decimals_to_tell(rows_g[shown], rows_e[shown], np.ones(int(shown.sum()), dtype=bool))
+    window = (slice(rows.start, rows.stop), cols)
+    marked = rows_o[window]                              # the differing entries the excerpt shows
+    decimals = decimals_to_tell(rows_g[window][marked], rows_e[window][marked])
     cells = [[_cell(v, o, decimals) for v, o in zip(block[r, cols], rows_o[r, cols])]
              for r in rows for block in (rows_e, rows_g)]
     size = max(len(c) for row in cells for c in row)
