@@ -1,6 +1,7 @@
-# The two set-up commands: `make demo` (autograde the bundled examples, score files and feedback pages in
-# scores/) and `make test` (every test, the real nbgrader included); `make release` (the student release,
-# then nbgrader generate_assignment on the source notebook), `make bench`, `make diagnoses`, `make feedback`, `make fairness`.
+# The two set-up commands: `make demo` (autograde each assignment's bundled examples, score files and feedback
+# pages in scores/<assignment>/) and `make test` (every test, the real nbgrader included); `make release A=NAME`
+# (one assignment's student release, then nbgrader generate_assignment on its source notebook), `make bench`,
+# `make diagnoses`, `make feedback`, `make fairness` (these four measure the-block).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -8,6 +9,9 @@ STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 NB_STAMP := $(VENV)/.installed-nbgrader
 NB_DIR := nbgrader_course
+# The course's assignments (course.json "assignments"); A is the one `make release` writes.
+ASSIGNMENTS := the-block the-modern-block
+A ?= the-block
 # nbgrader runs alembic and jupyter by name: the venv's bin goes first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
@@ -32,7 +36,7 @@ $(NB_STAMP): $(STAMP)
 	touch $(NB_STAMP)
 
 demo: $(STAMP)
-	$(BIN)/grade autograde examples/submissions --out scores/ --html
+	for a in $(ASSIGNMENTS); do $(BIN)/grade autograde -a $$a examples/$$a --out scores/$$a --html || exit $$?; done
 
 test: $(NB_STAMP) chromium
 	$(BIN)/python -m pytest
@@ -44,14 +48,14 @@ chromium:
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 release: $(NB_STAMP)
-	$(BIN)/grade release --out release/ --nbgrader-dir $(NB_DIR)/
-	cd $(NB_DIR) && nbgrader generate_assignment $$($(abspath $(BIN))/python -c 'import json; print(json.load(open("../course.json"))["assignment"])') --force
+	$(BIN)/grade release -a $(A) --out release/ --nbgrader-dir $(NB_DIR)/
+	cd $(NB_DIR) && nbgrader generate_assignment $(A) --force
 
 # the-modern-block's reference against transformers' LlamaDecoderLayer and LlamaConfig counts (needs torch and
 # transformers: PYTHON_XCHECK is a python that has them, e.g. a venv of their own; not part of `make test`).
 PYTHON_XCHECK ?= python3
 crosscheck:
-	$(PYTHON_XCHECK) tests/the-modern-block/crosscheck.py
+	$(PYTHON_XCHECK) tests/the-modern-block/checks/crosscheck.py
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/bench.py

@@ -8,12 +8,13 @@ grader package, ``requirements.txt``, and under ``course/`` the course.json with
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
-from grader.commands.release import PACKAGE, package_files
-from grader.course.manifest import Course
+from grader.commands.release import PACKAGE, Content, package_files
+from grader.course.manifest import Course, settings
 from grader.errors import GradeError
 from grader.report import write_atomic
 
@@ -33,16 +34,19 @@ def requirements() -> str:
     return "".join(f"{r}\n" for r in wanted)
 
 
-def course_files(course: Course) -> dict[PurePosixPath, Path]:
-    """course.json, the solutions and every suite folder's Python files, under ``course/``, relative as they are.
+def course_files(course: Course) -> dict[PurePosixPath, Content]:
+    """course.json (this assignment's settings alone), the solutions and every suite folder's Python files,
+    under ``course/``, relative as they are.
 
     :raises GradeError: the course has no solutions or hidden suites, or a file lies outside its folder.
     """
     if course.solutions is None or any(p.hidden is None for p in course.problems):
         raise GradeError(f"{course.path}: the autograder needs the solutions and every hidden suite")
     folders = {course.solutions} | {s.parent for p in course.problems for s in (p.public, p.hidden)}
-    files = {course.path} | {f for folder in folders for f in folder.glob("*.py")}
-    found = {}
+    files = {f for folder in folders for f in folder.glob("*.py")}
+    # course.json as this one assignment (a course's other assignments, and their files, stay home)
+    found: dict[PurePosixPath, Content] = {
+        PurePosixPath("course", "course.json"): json.dumps(settings(course.path, course.assignment)[0], indent=2)}
     for path in sorted(files):
         try:
             rel = path.resolve().relative_to(course.root)
@@ -57,8 +61,8 @@ def build(course: Course, out: Path) -> list[str]:
     entries: dict[str, bytes] = {"setup.sh": (TEMPLATES / "setup.sh").read_bytes(),
                                  "run_autograder": (TEMPLATES / "run_autograder").read_bytes(),
                                  "requirements.txt": requirements().encode()}
-    for rel, path in {**package_files(), **course_files(course)}.items():
-        entries[str(rel)] = Path(path).read_bytes()
+    for rel, content in {**package_files(), **course_files(course)}.items():
+        entries[str(rel)] = content.encode() if isinstance(content, str) else Path(content).read_bytes()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, data in entries.items():

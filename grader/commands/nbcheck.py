@@ -27,12 +27,13 @@ def _history() -> list[str]:
     return list(shell.history_manager.input_hist_raw)
 
 
-def points(problem: str, hidden_tests: str | None = None, *, course: str | Path = "course.json",
+def points(problem: str, hidden_tests: str | tuple[str, str] | None = None, *, course: str | Path = "course.json",
            cells: Sequence[str] | None = None) -> float:
     """Grade ``problem`` on the notebook's functions, print each test's result, return the points earned.
 
-    :param hidden_tests: the instructor's course.json: run the public and the hidden suites (autograding);
-        None runs the public suites of ``course`` (a student's notebook).
+    :param hidden_tests: the instructor's course.json, or (course.json, assignment) for a course of several:
+        run the public and the hidden suites (autograding); None runs the public suites of ``course`` (a
+        student's notebook).
     :param cells: the code that ran, in order (default: this kernel's input history).
     :returns: points, between 0 and the problem's points (public suites only: their points).
     :raises GradeError: unknown problem or a bad course.json; RuntimeError when the grading process fails.
@@ -40,7 +41,8 @@ def points(problem: str, hidden_tests: str | None = None, *, course: str | Path 
     from grader.course.manifest import load
     from grader.intake.extract import modules_from_cells
 
-    grading = load(hidden_tests or course)
+    path, assignment = (hidden_tests, None) if isinstance(hidden_tests, (str, Path)) else hidden_tests or (course, None)
+    grading = load(path, assignment)
     chosen = grading.problem(problem)
     sources = list(cells) if cells is not None else _history()
     extracted = modules_from_cells([(f"cell run {i}", s) for i, s in enumerate(sources) if s.strip()],
@@ -52,8 +54,8 @@ def points(problem: str, hidden_tests: str | None = None, *, course: str | Path 
             (folder / f"{module}.py").write_text(source, encoding="utf-8")
         result = Path(tmp) / "score.json"
         proc = subprocess.run(
-            [sys.executable, "-m", "grader.commands.nbcheck", str(grading.path), str(folder), str(result)]
-            + (["--hidden"] if hidden_tests else []), capture_output=True, text=True, stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "grader.commands.nbcheck", str(grading.path), grading.assignment, str(folder),
+             str(result)] + (["--hidden"] if hidden_tests else []), capture_output=True, text=True, stdin=subprocess.DEVNULL,
             timeout=grading.limits.submission_budget + 120)
         if proc.returncode != 0 or not result.is_file():
             last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
@@ -74,16 +76,17 @@ def points(problem: str, hidden_tests: str | None = None, *, course: str | Path 
 
 
 def main(argv: list[str]) -> int:
-    """``python -m grader.commands.nbcheck COURSE_JSON FOLDER RESULT_JSON [--hidden]``: grade FOLDER, write its score."""
+    """``python -m grader.commands.nbcheck COURSE_JSON ASSIGNMENT FOLDER RESULT_JSON [--hidden]``: grade FOLDER,
+    write its score."""
     from grader.course.manifest import load
     from grader.grading.results import Job
     from grader.grading.executors import run
     from grader.sandbox.policy import available_levels
     from grader.scoring import score
 
-    course_path, folder, result = argv[:3]
-    hidden = "--hidden" in argv[3:]
-    course = load(course_path)
+    course_path, assignment, folder, result = argv[:4]
+    hidden = "--hidden" in argv[4:]
+    course = load(course_path, assignment)
     graded: list = []
     run(course, [Job("notebook", Path(folder))], graded.append, hidden=hidden, level=available_levels()[0],
         warm=False)

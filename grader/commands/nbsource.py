@@ -23,7 +23,7 @@ from grader.commands.nbcheck import points
 
 hidden_tests = None
 ### BEGIN HIDDEN TESTS
-hidden_tests = {course!r}
+hidden_tests = ({course!r}, {assignment!r})
 ### END HIDDEN TESTS
 points({name!r}, hidden_tests)"""
 
@@ -93,7 +93,8 @@ def notebook(course: Course):
             v4.new_code_cell(code, metadata={"nbgrader": {
                 "schema_version": 3, "grade": False, "solution": True, "locked": False, "task": False,
                 "grade_id": f"{problem.name}_solution"}}),
-            v4.new_code_cell(TEST_CELL.format(name=problem.name, points=problem.points, course=str(course.path)),
+            v4.new_code_cell(TEST_CELL.format(name=problem.name, points=problem.points, course=str(course.path),
+                                          assignment=course.assignment),
                              metadata={"nbgrader": {
                                  "schema_version": 3, "grade": True, "solution": False, "locked": True,
                                  "task": False, "grade_id": f"{problem.name}_tests", "points": problem.points}}),

@@ -24,6 +24,7 @@ from grader.course.modules import forget_other_courses, import_course_module
 from grader.errors import GradeError
 from grader.feedback.figures import Figures
 from grader.feedback.mistakes import Catalogue, Recorder, precompute
+from grader.feedback.standins import test_key
 from grader.grading.plugin import PYTEST_INI, load_reference, suite_files
 
 
@@ -83,7 +84,7 @@ class _PublicRun:
         config.addinivalue_line("markers", "wiring: the test calls student.wired(...)")
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        self._test[0] = item.nodeid
+        self._test[0] = test_key(item.nodeid)
 
     @pytest.fixture(name="student")
     def _student(self) -> InProcess:

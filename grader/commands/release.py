@@ -24,8 +24,18 @@ Content = Union[Path, str, bytes]             # a file to copy, or the text or b
 
 
 def _relative(course: Course, path: Path, what: str) -> PurePosixPath:
+    """Where ``path`` goes in the release: the flat layout a student gets whatever the course's (an assignment's
+    ``exercises/<assignment>/`` is the release's ``exercises/``, the folder of its public suites ``tests/public/``)."""
+    path = path.resolve()
+    publics = {p.public.resolve().parent for p in course.problems}
+    homes = [(course.exercises.resolve(), PurePosixPath("exercises"))]
+    if len(publics) == 1:
+        homes.append((publics.pop(), PurePosixPath("tests", "public")))
+    for folder, home in homes:
+        if path == folder or folder in path.parents:
+            return home / path.relative_to(folder).as_posix()
     try:
-        return PurePosixPath(path.resolve().relative_to(course.root).as_posix())
+        return PurePosixPath(path.relative_to(course.root).as_posix())
     except ValueError:
         raise GradeError(f"{course.path}: {what} {path} is outside the course folder") from None
 

@@ -196,22 +196,28 @@ def load(path: "str | Path | CourseFile" = "course.json", assignment: str | None
     if isinstance(path, CourseFile):
         path, assignment = path.path, path.assignment
     path = Path(path)
+    data, at = settings(path, assignment)
+    raw = json.dumps(data, sort_keys=True).encode()   # this assignment's settings: another's edits leave it be
+    return _assignment(data, raw, path, at)
+
+
+def settings(path: Path, assignment: str | None = None) -> tuple[dict, str]:
+    """One assignment's settings as course.json gives them, with the course-wide ones merged in, and their
+    field prefix in the file (``assignments[1].``). Written alone as a course.json, they load as the same
+    assignment, with the same fingerprint (the Gradescope autograder ships them so)."""
     try:
-        raw = path.read_bytes()
-        data = json.loads(raw)
+        data = json.loads(Path(path).read_bytes())
     except FileNotFoundError:
         raise GradeError(f"{path}: not found (run in the assignment folder, or pass --course)") from None
     except (OSError, ValueError) as err:
         raise GradeError(f"{path}: not valid JSON: {err}") from None
     if not isinstance(data, dict):
         raise GradeError(f"{path}: must hold a JSON object")
-    at = ""
     if "assignments" in data:
-        data, at = _one_of(data, path, assignment)
-        raw = json.dumps(data, sort_keys=True).encode()  # this assignment's settings: another's edits leave it be
-    elif assignment is not None and assignment != data.get("assignment"):
+        return _one_of(data, path, assignment)
+    if assignment is not None and assignment != data.get("assignment"):
         raise GradeError(f"{path}: no assignment named {assignment!r} (it holds one: {data.get('assignment')!r})")
-    return _assignment(data, raw, path, at)
+    return data, ""
 
 
 COURSE = ("course", "limits", "imports", "lms", "assignments")

@@ -28,6 +28,7 @@ import copy
 import inspect
 import json
 import sys
+from pathlib import PurePosixPath
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -92,6 +93,13 @@ def _never(name: str) -> NotSpecified:
                         f"your code passes to {name}()")
 
 
+def test_key(nodeid: str) -> str:
+    """A test's key in the wiring data: its nodeid from the suite's folder on (``test_block.py::test_x``), the
+    same in the instructor's checkout (``tests/the-block/public/``) and in a student's release (``tests/public/``)."""
+    path, _, rest = nodeid.partition("::")
+    return f"{PurePosixPath(path).name}::{rest}"
+
+
 class Wiring:
     """Where a wiring test's stand-ins get their values.
 
@@ -126,7 +134,7 @@ class Wiring:
         replaced = {name: module for name, module in self.functions.items() if name != function}
         if public:
             if (test, function) not in self._cache:      # decoded once: the same for every student
-                stored = self.stored["tests"].get(test, {}).get(function, {})
+                stored = self.stored["tests"].get(test_key(test), {}).get(function, {})
                 self._cache[test, function] = [decode(c) for c in stored.get("calls", []) + stored.get("variants", [])]
             known = self._cache[test, function]
             signatures = self.stored["signatures"]     # (stale or missing: `grade precompute --check` says so)

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 import pytest
 
-from grader.course.manifest import Course
+from grader.course.manifest import Course, CourseFile
 from grader.course.manifest import load as load_course
 from grader.course.modules import forget_other_courses
 from grader.errors import GradeError
@@ -68,7 +68,7 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
         raise GradeError(f"pytest could not run the suites (exit status {int(code)})")
 
 
-def _serve(parent: int, course_path: str, hidden: bool, level: str, tmp_root: Path | None, core: int | None,
+def _serve(parent: int, course_path: CourseFile, hidden: bool, level: str, tmp_root: Path | None, core: int | None,
            jobs: list[Job], tasks, state, out, run_as: str | None = None) -> None:
     """A grader process for :func:`run_parallel`: grade ``jobs[i]`` for each index ``i`` taken from ``tasks``
     until it gives ``None``, sending ``("done", i, graded)`` (or ``("fatal", -1, message)``) on ``out``,
@@ -149,7 +149,7 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     def start(core: int | None) -> None:
         state = ctx.RawValue("l", -2)
         ours, theirs = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_serve, args=(os.getpid(), str(course.path), hidden, level, tmp_root, core, jobs,
+        proc = ctx.Process(target=_serve, args=(os.getpid(), CourseFile(course.path, course.assignment), hidden, level, tmp_root, core, jobs,
                                                 tasks, state, theirs, run_as), daemon=True)
         proc.start()
         theirs.close()                                   # the grader's end: EOF here once it is gone
@@ -209,7 +209,7 @@ def _files(folder: Path) -> dict[str, bytes]:
             if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts}
 
 
-def _grade_chunk(course_path: str, hidden: bool, level: str, chunk: list[tuple[str, dict[str, bytes]]]) -> list:
+def _grade_chunk(course_path: CourseFile, hidden: bool, level: str, chunk: list[tuple[str, dict[str, bytes]]]) -> list:
     """A Dask task: grade a few submissions, shipped as {relative path: bytes}, on this machine.
 
     Runs on a Dask worker, which needs this package, the course at ``course_path`` and the sandbox.
@@ -252,7 +252,7 @@ def run_dask(course: Course, jobs: list[Job], on_result: Callable[[Graded], None
         futures = {}
         for i in range(0, len(jobs), chunk):
             part = jobs[i:i + chunk]
-            future = client.submit(_grade_chunk, str(course.path), hidden, level,
+            future = client.submit(_grade_chunk, CourseFile(course.path, course.assignment), hidden, level,
                                    [(job.student, _files(job.path)) for job in part], pure=False)
             futures[future] = part
         for future in as_completed(futures):

@@ -33,6 +33,7 @@ from grader.sandbox.policy import BWRAP, PROCESS, available_levels
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 GRADE = [sys.executable, "-m", "grader"]
+COURSE = ["-a", "the-block"]               # the class measured: the-block's
 HANG = "def gelu(x):\n    while True:\n        pass\n"
 AUTOGRADE_RUNS = 3       # each throughput figure is the median of this many runs
 
@@ -47,7 +48,7 @@ def wall(cmd: list[str], **kwargs) -> float:
 
 def make_class(folder: Path, n: int) -> None:
     """n submissions cycling through the reference, the stubs and the bundled examples (no hangs)."""
-    sources = [ROOT / "solutions", ROOT / "exercises"] + sorted((ROOT / "examples" / "submissions").iterdir())
+    sources = [ROOT / "solutions" / "the-block", ROOT / "exercises" / "the-block"] + sorted((ROOT / "examples" / "the-block").iterdir())
     for i in range(n):
         shutil.copytree(sources[i % len(sources)], folder / f"s{i:04d}")
 
@@ -81,8 +82,8 @@ def peak_rss(cmd: list[str]) -> tuple[float, float]:
 def plain_pytest(folder: Path, **kwargs) -> subprocess.CompletedProcess:
     """The baseline's grading of one submission: one plain `pytest` run of the public and hidden suites
     with the student's modules imported into the test process (tests/bench/naive.py)."""
-    suites = [str(p) for p in sorted((ROOT / "tests" / "public").glob("test_*.py"))
-              + sorted((ROOT / "tests" / "hidden").glob("test_*.py"))]
+    suites = [str(p) for p in sorted((ROOT / "tests" / "the-block" / "public").glob("test_*.py"))
+              + sorted((ROOT / "tests" / "the-block" / "hidden").glob("test_*.py"))]
     env = {**os.environ, "PYTHONPATH": str(HERE), "PYTHONDONTWRITEBYTECODE": "1", "SUBMISSION": str(folder)}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "naive", "-p", "no:cacheprovider",
                            "--rootdir", str(ROOT), "-c", str(HERE / "naive.ini"), *suites],
@@ -109,7 +110,7 @@ def main() -> None:
     n = args.submissions
 
     numpy_start = statistics.median(wall([sys.executable, "-c", "import numpy"]) for _ in range(args.repeat))
-    check = statistics.median(wall(GRADE + ["check", "--path", "solutions"]) for _ in range(args.repeat))
+    check = statistics.median(wall(GRADE + ["check", *COURSE, "--path", "solutions/the-block"]) for _ in range(args.repeat))
     print(f"python -c 'import numpy':             {numpy_start:7.3f} s (median of {args.repeat})")
     print(f"grade check on the reference:         {check:7.3f} s (median of {args.repeat}; target < 0.5 s)")
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
@@ -118,7 +119,7 @@ def main() -> None:
         rates = {}
 
         def autograde(level: str, jobs: int, out: str) -> list[str]:
-            return GRADE + ["autograde", str(subs), "--out", str(Path(tmp) / out), "--jobs", str(jobs),
+            return GRADE + ["autograde", *COURSE, str(subs), "--out", str(Path(tmp) / out), "--jobs", str(jobs),
                             "--sandbox", level, "--unsafe", "--quiet"]
 
         for level in available_levels():
@@ -131,7 +132,7 @@ def main() -> None:
         best = available_levels()[0]
         two = Path(tmp) / "two"
         make_class(two, 2)
-        start = wall(GRADE + ["autograde", str(two), "--out", str(Path(tmp) / "out-two"), "--jobs", "2",
+        start = wall(GRADE + ["autograde", *COURSE, str(two), "--out", str(Path(tmp) / "out-two"), "--jobs", "2",
                               "--sandbox", best, "--unsafe", "--quiet"])
         total = n / rates[best, 2]
         print(f"fixed cost: grade autograde --jobs 2 on 2 submissions takes {start:5.2f} s (start-up, pytest "
@@ -149,9 +150,9 @@ def main() -> None:
                   f"{rates[best, 2] / (n / seconds):.1f}x faster (target >= 20x)")
         hangs = Path(tmp) / "hangs"
         for i in range(2):
-            shutil.copytree(ROOT / "solutions", hangs / f"h{i}")
+            shutil.copytree(ROOT / "solutions" / "the-block", hangs / f"h{i}")
             (hangs / f"h{i}" / "gelu.py").write_text(HANG)
-        seconds = wall(GRADE + ["autograde", str(hangs), "--out", str(Path(tmp) / "out-hangs"), "--jobs", "2",
+        seconds = wall(GRADE + ["autograde", *COURSE, str(hangs), "--out", str(Path(tmp) / "out-hangs"), "--jobs", "2",
                                 "--unsafe", "--quiet"])
         print(f"2 submissions whose gelu never returns, --jobs 2: {seconds:6.2f} s "
               "(bounded by the call timeout and the problem budgets in course.json)")

@@ -55,7 +55,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="diagnoses-") as tmp:
         for name in chosen:
             shutil.copytree(args.corpus / "submissions" / name, Path(tmp) / "subs" / name)
-        proc = subprocess.run([sys.executable, "-m", "grader", "autograde", str(Path(tmp) / "subs"), "--out",
+        proc = subprocess.run([sys.executable, "-m", "grader", "autograde", "-a", "the-block", str(Path(tmp) / "subs"), "--out",
                                str(Path(tmp) / "out"), "--jobs", "2"], cwd=ROOT, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"diagnoses: grade autograde failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")

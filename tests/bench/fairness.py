@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(ROOT / "tests" / "the-block" / "checks"))   # mutants.py
 
 from mutants import FAULTS, points_lost, write_class  # noqa: E402
 
@@ -25,7 +25,7 @@ from mutants import FAULTS, points_lost, write_class  # noqa: E402
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fairness-") as tmp:
         subs, out = write_class(Path(tmp) / "subs"), Path(tmp) / "out"
-        proc = subprocess.run([sys.executable, "-m", "grader", "autograde", str(subs), "--out", str(out),
+        proc = subprocess.run([sys.executable, "-m", "grader", "autograde", "-a", "the-block", str(subs), "--out", str(out),
                                "--jobs", "2"], cwd=ROOT, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"fairness: grade autograde failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(ROOT / "tests" / "the-block" / "checks"))   # mutants.py
 
 from mutants import FAULTS, faulty  # noqa: E402
 
@@ -126,7 +126,7 @@ def figures(results: dict[str, Result]) -> Figures:
 def build_release(tmp: Path) -> tuple[Path, Path]:
     """The release (`grade release`) and a fresh venv with its grader installed: (release, venv's grade)."""
     release = tmp / "release"
-    run([sys.executable, "-m", "grader", "release", "--out", str(release), "--nbgrader-dir", str(tmp / "nb")],
+    run([sys.executable, "-m", "grader", "release", "-a", "the-block", "--out", str(release), "--nbgrader-dir", str(tmp / "nb")],
         cwd=ROOT)
     venv.create(tmp / "venv", with_pip=True)
     run([str(tmp / "venv" / "bin" / "pip"), "install", "--quiet", str(release)], cwd=tmp)

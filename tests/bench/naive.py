@@ -1,7 +1,7 @@
 """The benchmark's baseline: a plain pytest plugin that imports the student's modules into the test
 process (what a same-process grader does), so the suites run with no sandbox and no worker.
 
-    SUBMISSION=path/to/student PYTHONPATH=tests/bench pytest -p naive tests/public tests/hidden
+    SUBMISSION=path/to/student PYTHONPATH=tests/bench pytest -p naive tests/the-block/public tests/the-block/hidden
 Only for measuring: it is exactly the design the grader exists to avoid. It gives the suites every
 fixture they ask for, so each test really runs (a test checks that the reference passes them all):
 ``mistakes`` names no mistake, ``figure`` draws nothing, and ``student.wired(...)`` calls the student's
@@ -18,7 +18,8 @@ from types import SimpleNamespace
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COURSE = json.loads((ROOT / "course.json").read_text())
+COURSE = next(a for a in json.loads((ROOT / "course.json").read_text())["assignments"]
+              if a["assignment"] == "the-block")
 
 
 def _load(folder: Path, prefix: str) -> SimpleNamespace:
@@ -60,7 +61,7 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def reference():
-    return _load(ROOT / "solutions", "reference_")
+    return _load(ROOT / "solutions" / "the-block", "reference_")
 
 
 @pytest.fixture(scope="session")

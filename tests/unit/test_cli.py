@@ -384,9 +384,9 @@ def test_trace_and_help_on_an_ascii_stream_print_plain_text(tmp_path):
     from conftest import PROJECT
     from mutants import write_mutant
 
-    folder = write_mutant(PROJECT / "solutions", tmp_path / "me", "layernorm.ddof1")
+    folder = write_mutant(PROJECT / "solutions" / "the-block", tmp_path / "me", "layernorm.ddof1")
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
-    proc = subprocess.run([sys.executable, "-m", "grader", "trace", "--path", folder], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "grader", "trace", "-a", "the-block", "--path", folder], capture_output=True,
                           cwd=PROJECT, env=env, timeout=300)
     out = proc.stdout.decode("ascii")
     assert proc.returncode == 1 and "FAIL layernorm() differs at steps 2" in out and "first differs at step 2" in out, \

@@ -179,3 +179,68 @@ def test_one_process_grades_two_assignments_each_with_its_own_reference_and_suit
     want_a = [("doubler", ["passed", "passed"]), ("tripler", ["failed", "failed"])] * 2
     want_b = [("doubler", ["failed", "failed"]), ("tripler", ["passed", "passed"])]
     assert scores == {("mini", "course"): want_a, ("mini", "second"): want_b}
+
+
+SIXTH_PUBLIC = '''
+import numpy as np
+import pytest
+from grader.feedback.compare import assert_close
+
+@pytest.mark.points(2)
+def test_relu_of_a_small_vector(student):
+    """relu of [-1, 0, 2]"""
+    assert_close(student.relu(np.array([-1.0, 0.0, 2.0])), [0.0, 0.0, 2.0], what="relu of [-1, 0, 2]")
+'''
+SIXTH_HIDDEN = '''
+import numpy as np
+import pytest
+from grader.feedback.compare import assert_close
+
+@pytest.mark.points(3)
+def test_relu_of_random_rows(student, reference):
+    """relu of random rows"""
+    x = np.random.default_rng(6).normal(size=(4, 8))
+    assert_close(student.relu(x), reference.relu(x), what="relu of random rows")
+'''
+
+
+def test_a_sixth_exercise_needs_no_grader_code(tmp_path):
+    """An instructor adds a sixth problem to a copy of the project's the-block (a stub, a solution, two suites
+    and its line in course.json): precompute, validate, release, check in the release and autograde all take it,
+    with no grader code changed."""
+    import shutil
+
+    from conftest import PROJECT, THE_BLOCK
+    from grader.course.manifest import settings
+
+    course = tmp_path / "course"
+    for folder in ("exercises", "solutions", "tests"):
+        shutil.copytree(PROJECT / folder / THE_BLOCK, course / folder / THE_BLOCK,
+                        ignore=shutil.ignore_patterns("__pycache__", "checks"))
+    write_tree(course / "exercises" / THE_BLOCK, {"relu.py": '"""ReLU: max(x, 0) elementwise."""\n\n\ndef relu(x):\n'
+                                                              '    raise NotImplementedError\n'})
+    write_tree(course / "solutions" / THE_BLOCK, {"relu.py": "import numpy as np\n\n\ndef relu(x):\n"
+                                                              "    return np.maximum(x, 0)\n"})
+    write_tree(course / "tests" / THE_BLOCK, {"public/test_relu.py": SIXTH_PUBLIC, "hidden/test_relu.py": SIXTH_HIDDEN})
+    manifest = {"course": "a copy", "assignments": [settings(PROJECT / "course.json", THE_BLOCK)[0]]}
+    manifest["assignments"][0]["problems"].append(
+        {"name": "relu", "module": "relu", "functions": ["relu"], "points": 5,
+         "public": f"tests/{THE_BLOCK}/public/test_relu.py", "hidden": f"tests/{THE_BLOCK}/hidden/test_relu.py"})
+    (course / "course.json").write_text(json.dumps(manifest))
+
+    code, output = grade("precompute", cwd=course)
+    assert code == 0, output
+    code, output = grade("validate", cwd=course)
+    assert code == 0 and "course is valid" in output, output
+    assert "relu" in output and "105/105" in output
+    code, output = grade("release", "--out", tmp_path / "release", "--nbgrader-dir", tmp_path / "nb", cwd=course)
+    assert code == 0, output
+    mine = shutil.copytree(course / "solutions" / THE_BLOCK, tmp_path / "mine", ignore=shutil.ignore_patterns("mistakes.py"))
+    code, output = grade("check", "--path", mine, cwd=tmp_path / "release")
+    assert code == 0 and "relu" in output, output
+    subs = tmp_path / "subs"
+    shutil.copytree(mine, subs / "ada")
+    code, output = grade("autograde", subs, "--out", tmp_path / "scores", "--quiet", cwd=course)
+    assert code == 0, output
+    doc = json.loads((tmp_path / "scores" / "ada.json").read_text())
+    assert doc["score"] == doc["max_score"] == 105 and [p["name"] for p in doc["problems"]][-1] == "relu"

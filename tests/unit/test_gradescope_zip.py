@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT
+from conftest import PROJECT, THE_BLOCK
 from test_cli import grade
 
 from grader.grading.signature import load_key
@@ -24,7 +24,7 @@ from grader.grading.signature import load_key
 def autograder(tmp_path_factory):
     root = tmp_path_factory.mktemp("gradescope")
     load_key(PROJECT / "course.json", create=True)       # the instructor's key is there, as after any autograde
-    result = grade("gradescope-zip", "--out", root / "autograder.zip", "--course", PROJECT / "course.json")
+    result = grade("gradescope-zip", "--out", root / "autograder.zip", "--course", PROJECT / "course.json", "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     return root / "autograder.zip"
 
@@ -35,8 +35,8 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root(autograder):
     for script in ("setup.sh", "run_autograder"):
         assert script in infos                                            # at the root, not in a folder
         assert (infos[script].external_attr >> 16) & stat.S_IXUSR
-    assert "course/course.json" in infos and "course/tests/hidden/test_gelu.py" in infos
-    assert "course/solutions/gelu.py" in infos and "grader/grading/plugin.py" in infos and "requirements.txt" in infos
+    assert "course/course.json" in infos and "course/tests/the-block/hidden/test_gelu.py" in infos
+    assert "course/solutions/the-block/gelu.py" in infos and "grader/grading/plugin.py" in infos and "requirements.txt" in infos
     assert not [n for n in infos if "__pycache__" in n]
 
 
@@ -67,12 +67,12 @@ def run_autograder(autograder, root, submission_files: dict):
 
 
 def test_run_autograder_grades_with_the_hidden_suites_in_the_autograder_layout(autograder, tmp_path):
-    grace = PROJECT / "examples" / "submissions" / "grace_partial"
+    grace = PROJECT / "examples" / "the-block" / "grace_partial"
     proc, results_path = run_autograder(autograder, tmp_path / "autograder",
                                         {p.name: p for p in grace.glob("*.py")})
     assert results_path.is_file(), proc.stdout + proc.stderr
     results = json.loads(results_path.read_text())
-    expected = grade("autograde", grace.parent, "--out", tmp_path / "scores")   # the same code, graded here
+    expected = grade("autograde", "-a", THE_BLOCK, grace.parent, "--out", tmp_path / "scores")   # the same code, graded here
     assert expected.exit_code == 0
     assert results["score"] == json.loads((tmp_path / "scores" / "grace_partial.json").read_text())["score"] == 35
     hidden = [t for t in results["tests"] if t["visibility"] == "after_published"]
@@ -138,7 +138,8 @@ if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         seen = []
-        for secret in (ROOT + "/source/course/solutions/gelu.py", ROOT + "/source/course/tests/hidden/test_gelu.py"):
+        for secret in (ROOT + "/source/course/solutions/the-block/gelu.py",
+                       ROOT + "/source/course/tests/the-block/hidden/test_gelu.py"):
             try:
                 seen.append(open(secret).read()[:20])
             except OSError:
@@ -173,8 +174,10 @@ def test_without_bubblewrap_student_code_runs_as_its_own_user_and_cannot_change_
     try:
         with zipfile.ZipFile(autograder) as zf:
             zf.extractall(root / "source")
+        for secret in ("solutions/the-block/gelu.py", "tests/the-block/hidden/test_gelu.py"):   # what FORGER tries
+            assert (root / "source" / "course" / secret).is_file()
         (root / "submission").mkdir()
-        for stub in (PROJECT / "exercises").glob("*.py"):
+        for stub in (PROJECT / "exercises" / "the-block").glob("*.py"):
             shutil.copy(stub, root / "submission" / stub.name)
         (root / "submission" / "gelu.py").write_text(FORGER.format(root=str(root), canary=canary))
         env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADE_PYTHON": str(python), "GRADE_SANDBOX": "process",

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
-from conftest import EXAMPLES, GOOD, MODULES, PROJECT, grade, write_tree
+from conftest import EXAMPLES, GOOD, MODULES, PROJECT, THE_BLOCK, grade, write_tree
 
 from grader.errors import StudentError
 from grader.intake.files import File, choose
@@ -117,14 +117,14 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     zip_of(subs / "git.zip", {**ada("hw/"), **{f"hw/.git/objects/{i:02x}/{i:038x}": b"blob" for i in range(250)}})
     zip_of(subs / "nested.zip", ada("Ada Lovelace - the block/submission/"))
     zip_of(subs / "loose.zip", ada())
-    zip_of(subs / "blank.zip", {f"{m}.py": PROJECT / "exercises" / f"{m}.py" for m in MODULES})
+    zip_of(subs / "blank.zip", {f"{m}.py": PROJECT / "exercises" / "the-block" / f"{m}.py" for m in MODULES})
     folder = subs / "venvfolder"
     for name, source in ada().items():
         write_tree(folder, {name: source.read_text()})
     for i in range(300):
         write_tree(folder / ".venv" / "lib" / f"pkg{i}", {"mod.py": "x = 1\n"})
     out = subs.parent / "out"
-    code, output = grade("autograde", subs, "--out", out, "--course", PROJECT / "course.json")
+    code, output = grade("autograde", subs, "--out", out, "--course", PROJECT / "course.json", "-a", THE_BLOCK)
     assert code == 0, output
     docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     return {"output": output, **docs}
@@ -164,9 +164,9 @@ def test_an_attempt_is_not_blank(tmp_path):
     from grader.intake.collect import is_blank
     from grader.course.manifest import load
 
-    course = load(PROJECT / "course.json")
+    course = load(PROJECT / "course.json", "the-block")
     for module in MODULES:
-        shutil.copy(PROJECT / "exercises" / f"{module}.py", tmp_path)
+        shutil.copy(PROJECT / "exercises" / "the-block" / f"{module}.py", tmp_path)
     assert is_blank(course, tmp_path)
     (tmp_path / "gelu.py").write_text('"""mine"""\ndef gelu(x):\n    """my docstring"""\n    pass\n')
     assert is_blank(course, tmp_path)
@@ -176,7 +176,7 @@ def test_an_attempt_is_not_blank(tmp_path):
     assert not is_blank(course, tmp_path)
 
 
-STUB_GELU = (PROJECT / "exercises" / "gelu.py").read_text()
+STUB_GELU = (PROJECT / "exercises" / "the-block" / "gelu.py").read_text()
 GELU = "0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))"
 
 
@@ -194,9 +194,9 @@ def test_a_function_bound_other_than_by_a_plain_def_is_an_attempt_not_blank(tmp_
     from grader.course.manifest import load
 
     for module in MODULES:
-        shutil.copy(PROJECT / "exercises" / f"{module}.py", tmp_path)
+        shutil.copy(PROJECT / "exercises" / "the-block" / f"{module}.py", tmp_path)
     (tmp_path / "gelu.py").write_text(attempt)
-    submission = one(load(PROJECT / "course.json"), "eve", tmp_path, tmp_path.parent / "work")
+    submission = one(load(PROJECT / "course.json", "the-block"), "eve", tmp_path, tmp_path.parent / "work")
     assert not submission.blank, submission.notes
 
 
@@ -211,7 +211,7 @@ def test_a_zip_with_an_old_and_a_final_attempt_is_graded_from_the_final_one_by_i
             for name, source in ada(f"{folder}/").items():
                 text = ddof1 if folder == "v1" and name.endswith("layernorm.py") else source.read_text()
                 zf.writestr(zipfile.ZipInfo(name, date_time=(2024, month, 1, 12, 0, 0)), text)
-    submission = one(load(PROJECT / "course.json"), "eve", tmp_path / "eve.zip", tmp_path / "work")
+    submission = one(load(PROJECT / "course.json", "the-block"), "eve", tmp_path / "eve.zip", tmp_path / "work")
     assert "ddof=1" not in (submission.folder / "layernorm.py").read_text()
     assert "graded the course's modules in v2/, not those in v1/: its modules were changed last" in submission.notes
 
@@ -225,12 +225,12 @@ def test_a_link_entry_named_like_a_module_never_stands_in_for_the_file_unpacked(
 
     with zipfile.ZipFile(tmp_path / "eve.zip", "w") as zf:
         for module in MODULES:
-            zf.writestr(f"exercises/{module}.py", (PROJECT / "exercises" / f"{module}.py").read_text())
+            zf.writestr(f"exercises/{module}.py", (PROJECT / "exercises" / "the-block" / f"{module}.py").read_text())
             link = zipfile.ZipInfo(f"mine/{module}.py")
             link.external_attr = (0o120777 << 16)
-            zf.writestr(link, (PROJECT / "exercises" / f"{module}.py").read_text())
+            zf.writestr(link, (PROJECT / "exercises" / "the-block" / f"{module}.py").read_text())
             zf.writestr(f"mine/{module}.py", (ADA / f"{module}.py").read_text())
-    submission = one(load(PROJECT / "course.json"), "eve", tmp_path / "eve.zip", tmp_path / "work")
+    submission = one(load(PROJECT / "course.json", "the-block"), "eve", tmp_path / "eve.zip", tmp_path / "work")
     assert submission.folder.name == "mine" and not submission.blank, submission.notes
 
 
@@ -241,7 +241,7 @@ def test_a_big_module_is_refused_with_the_cap_and_the_excess(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     zip_of(subs / "eve.zip", {**ada(), "layernorm.py": "x = 1\n" + "#" * (6 << 20)})
-    found, _ = from_path(load(PROJECT / "course.json"), subs, tmp_path / "work")
+    found, _ = from_path(load(PROJECT / "course.json", "the-block"), subs, tmp_path / "work")
     assert found[0].error.startswith("the modules in the submission's top folder take 6.0 MiB: 1.0 MiB over the "
                                      "limit of 5.0 MiB"), found[0].error
 
@@ -258,7 +258,7 @@ def test_a_module_that_is_a_link_is_left_out_and_the_note_says_so(tmp_path):
         if m != "gelu":
             shutil.copy(ADA / f"{m}.py", folder / f"{m}.py")
     (folder / "gelu.py").symlink_to(tmp_path / "elsewhere" / "gelu.py")
-    found, _ = from_path(load(PROJECT / "course.json"), tmp_path / "subs", tmp_path / "work")
+    found, _ = from_path(load(PROJECT / "course.json", "the-block"), tmp_path / "subs", tmp_path / "work")
     assert not (found[0].folder / "gelu.py").exists()
     assert "left out gelu.py: a link, never followed (hand in the file itself)" in found[0].notes
 

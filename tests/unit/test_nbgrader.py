@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import PROJECT, notebook_code
+from conftest import PROJECT, THE_BLOCK, notebook_code
 from test_cli import grade
 from test_release import hidden_texts, solution_bodies
 
@@ -35,7 +35,7 @@ def nbgrader(course_dir: Path, *args: str) -> subprocess.CompletedProcess:
 def course_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("nbgrader")
     result = grade("release", "--out", root / "release", "--nbgrader-dir", root / "course",
-                   "--course", PROJECT / "course.json")
+                   "--course", PROJECT / "course.json", "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     generated = nbgrader(root / "course", "generate_assignment", ASSIGNMENT, "--force")
     assert generated.returncode == 0, generated.stdout + generated.stderr
@@ -62,7 +62,7 @@ def test_the_released_notebook_has_stubs_and_no_hidden_tests_or_solutions(course
     assert not [t for t in hidden_texts() if t in text]
     released = {str(p.relative_to(course_dir / "release" / ASSIGNMENT))
                 for p in (course_dir / "release" / ASSIGNMENT).rglob("*") if p.is_file()}
-    public = {f"tests/public/{p.name}" for p in (PROJECT / "tests" / "public").glob("*.py")}
+    public = {f"tests/public/{p.name}" for p in (PROJECT / "tests" / "the-block" / "public").glob("*.py")}
     # The feedback data the student course.json names (mistakes.json, trace.py and trace.json, wiring.json).
     feedback = set(json.loads((course_dir / "release" / ASSIGNMENT / "course.json").read_text())["feedback"].values())
     assert feedback >= {"tests/public/mistakes.json", "tests/public/trace.json", "tests/public/wiring.json"}
@@ -95,9 +95,9 @@ def test_nbgrader_autograde_and_grade_autograde_give_the_same_points(course_dir,
 
     code = tmp_path / "code"
     for student in STUDENTS:
-        shutil.copytree(PROJECT / "examples" / "submissions" / student, code / student)
-    assert grade("autograde", code, "--out", tmp_path / "from_code").exit_code == 0
-    assert grade("autograde", "--nbgrader", course_dir, "--assignment", ASSIGNMENT,
+        shutil.copytree(PROJECT / "examples" / "the-block" / student, code / student)
+    assert grade("autograde", "-a", THE_BLOCK, code, "--out", tmp_path / "from_code").exit_code == 0
+    assert grade("autograde", "--nbgrader", course_dir, "-a", ASSIGNMENT,
                  "--out", tmp_path / "from_notebooks", "--course", PROJECT / "course.json").exit_code == 0
     for student in STUDENTS:
         for source in ("from_code", "from_notebooks"):

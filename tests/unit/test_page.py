@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PROJECT, grade
+from conftest import PROJECT, THE_BLOCK, grade
 from mutants import write_mutant
 
 from grader.feedback.page import heatmap, legend
@@ -29,13 +29,13 @@ def attention(*args, **kwargs):
 def pages(tmp_path_factory) -> dict[str, Path]:
     """Pages for a student whose attention has no mask (and prints HTML), and for the reference."""
     tmp = tmp_path_factory.mktemp("pages")
-    mutant = write_mutant(PROJECT / "solutions", tmp / "subs" / "linus", "attention.no_mask")
+    mutant = write_mutant(PROJECT / "solutions" / "the-block", tmp / "subs" / "linus", "attention.no_mask")
     with open(mutant / "attention.py", "a") as f:                       # the failing tests show what it printed
         f.write(PRINTS)
-    shutil.copytree(PROJECT / "solutions", tmp / "subs" / "ada", ignore=shutil.ignore_patterns("mistakes.py"))
-    code, output = grade("autograde", tmp / "subs", "--out", tmp / "out", "--html", "--jobs", 1)
+    shutil.copytree(PROJECT / "solutions" / "the-block", tmp / "subs" / "ada", ignore=shutil.ignore_patterns("mistakes.py"))
+    code, output = grade("autograde", "-a", THE_BLOCK, tmp / "subs", "--out", tmp / "out", "--html", "--jobs", 1)
     assert code == 0, output
-    code, output = grade("check", "--path", mutant, "--html", tmp / "check.html")
+    code, output = grade("check", "-a", THE_BLOCK, "--path", mutant, "--html", tmp / "check.html")
     assert code == 1, output
     return {"linus": tmp / "out" / "linus.html", "ada": tmp / "out" / "ada.html", "check": tmp / "check.html"}
 

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 import nbformat
 import pytest
-from conftest import PROJECT
+from conftest import PROJECT, THE_BLOCK
 from mutants import MUTANTS, faulty
 from test_cli import grade
 
@@ -28,7 +28,7 @@ def released(tmp_path_factory):
     root = tmp_path_factory.mktemp("release")
     load_key(PROJECT / "course.json", create=True)       # the instructor's key is there, as after any autograde
     result = grade("release", "--out", root / "release", "--nbgrader-dir", root / "nbgrader",
-                   "--course", PROJECT / "course.json")
+                   "--course", PROJECT / "course.json", "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     return root
 
@@ -59,7 +59,7 @@ def release_texts(folder) -> dict[str, str]:
 
 def public_material() -> str:
     """What students may see anyway: the stubs and the public suites, as the instructor has them."""
-    files = list((PROJECT / "exercises").glob("*.py")) + list((PROJECT / "tests" / "public").glob("*.py"))
+    files = list((PROJECT / "exercises" / "the-block").glob("*.py")) + list((PROJECT / "tests" / "the-block" / "public").glob("*.py"))
     return "\n".join(p.read_text() for p in files)
 
 
@@ -67,8 +67,8 @@ def solution_bodies() -> dict[str, list[str]]:
     """Every function of the reference (helpers and nested ones too) -> its body's distinctive lines."""
     bodies = {}
     public = {line.strip() for line in public_material().splitlines()}
-    modules = {p["module"] for p in json.loads((PROJECT / "course.json").read_text())["problems"]}
-    for path in sorted(p for p in (PROJECT / "solutions").glob("*.py") if p.stem in modules):
+    modules = set(load(PROJECT / "course.json", THE_BLOCK).modules)
+    for path in sorted(p for p in (PROJECT / "solutions" / "the-block").glob("*.py") if p.stem in modules):
         source = path.read_text()
         lines = source.splitlines()
         for node in ast.walk(ast.parse(source)):
@@ -83,7 +83,7 @@ def solution_bodies() -> dict[str, list[str]]:
 def hidden_texts() -> list[str]:
     """Every hidden test's name and docstring, and the hidden suites' module docstrings."""
     texts = []
-    for path in (PROJECT / "tests" / "hidden").glob("test_*.py"):
+    for path in (PROJECT / "tests" / "the-block" / "hidden").glob("test_*.py"):
         tree = ast.parse(path.read_text())
         texts.append(ast.get_docstring(tree).splitlines()[0])
         for node in tree.body:
@@ -94,9 +94,9 @@ def hidden_texts() -> list[str]:
 
 def test_the_release_has_stubs_public_suites_a_student_course_and_readme(released):
     release = released / "release"
-    for stub in (PROJECT / "exercises").glob("*.py"):
+    for stub in (PROJECT / "exercises" / "the-block").glob("*.py"):
         assert (release / "exercises" / stub.name).read_text() == stub.read_text()
-    for suite in (PROJECT / "tests" / "public").glob("*.py"):
+    for suite in (PROJECT / "tests" / "the-block" / "public").glob("*.py"):
         assert (release / "tests" / "public" / suite.name).read_text() == suite.read_text()
     assert (release / "tests" / "public" / "toy.py").is_file()
     assert not (release / "solutions").exists() and not (release / "tests" / "hidden").exists()
@@ -105,7 +105,7 @@ def test_the_release_has_stubs_public_suites_a_student_course_and_readme(release
     assert all("hidden" not in p for p in manifest["problems"])
     student_course = load(release / "course.json")
     assert student_course.solutions is None
-    assert student_course.problem_names == load(PROJECT / "course.json").problem_names
+    assert student_course.problem_names == load(PROJECT / "course.json", "the-block").problem_names
     readme = (release / "README.md").read_text()
     assert "grade check" in readme and "pip install ." in readme
 
@@ -141,7 +141,7 @@ def test_grade_check_works_in_the_release(released, tmp_path):
     shutil.copytree(released / "release", release)
     stubs = grade("check", cwd=release)
     assert stubs.exit_code == 1 and "not implemented yet" in stubs.output
-    for reference in (PROJECT / "solutions").glob("*.py"):
+    for reference in (PROJECT / "solutions" / "the-block").glob("*.py"):
         shutil.copy(reference, release / "exercises" / reference.name)
     solved = grade("check", cwd=release)
     assert solved.exit_code == 0, solved.output
@@ -171,13 +171,13 @@ def test_a_rerun_replaces_the_release_but_never_a_folder_it_did_not_write(releas
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
-    result = grade("release", "--out", mine, "--nbgrader-dir", tmp_path / "nb", "--course", PROJECT / "course.json")
+    result = grade("release", "--out", mine, "--nbgrader-dir", tmp_path / "nb", "--course", PROJECT / "course.json", "-a", THE_BLOCK)
     assert result.exit_code == 2 and "was not written by grade release" in result.output
     assert (mine / "notes.txt").read_text() == "keep me"
     again = tmp_path / "again"
     for _ in range(2):
         result = grade("release", "--out", again, "--nbgrader-dir", tmp_path / "nb",
-                       "--course", PROJECT / "course.json")
+                       "--course", PROJECT / "course.json", "-a", THE_BLOCK)
         assert result.exit_code == 0, result.output
 
 
@@ -188,7 +188,7 @@ def source_notebook(released):
 def test_the_source_notebook_has_text_solution_and_locked_test_cells_worth_the_course_points(released):
     nb = source_notebook(released)
     nbformat.validate(nb)
-    course = load(PROJECT / "course.json")
+    course = load(PROJECT / "course.json", "the-block")
     meta = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
     assert len(meta) == 2 * len(course.problems)
     for problem in course.problems:
@@ -212,7 +212,7 @@ def test_the_source_notebooks_code_is_the_reference(released, tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     shutil.copy(released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", subs / "reference.ipynb")
-    result = grade("autograde", subs, "--out", tmp_path / "out", "--course", PROJECT / "course.json")
+    result = grade("autograde", subs, "--out", tmp_path / "out", "--course", PROJECT / "course.json", "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "out" / "reference.json").read_text())
     assert doc["score"] == doc["max_score"] == 100, textwrap.shorten(str(doc.get("submission_notes")), 300)
@@ -237,7 +237,7 @@ def test_the_readme_says_how_to_hand_in_and_its_commands_work_in_the_release(rel
     commands = readme_block(readme, "## Hand in")
     assert commands == [".venv/bin/grade pack", ".venv/bin/grade check --path hand-in.zip"]
     assert ".venv\\Scripts\\grade" in readme[readme.index("## Hand in"):]
-    for reference in (PROJECT / "solutions").glob("*.py"):
+    for reference in (PROJECT / "solutions" / "the-block").glob("*.py"):
         if (release / "exercises" / reference.name).exists():
             shutil.copy(reference, release / "exercises" / reference.name)
     for command in commands:
@@ -245,7 +245,7 @@ def test_the_readme_says_how_to_hand_in_and_its_commands_work_in_the_release(rel
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"{command}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
     assert sorted(zipfile.ZipFile(release / "hand-in.zip").namelist()) == sorted({
-        f"{p.module}.py" for p in load(PROJECT / "course.json").problems})
+        f"{p.module}.py" for p in load(PROJECT / "course.json", "the-block").problems})
 
 
 @pytest.mark.slow
@@ -263,7 +263,7 @@ def test_a_student_in_a_fresh_venv_made_as_the_readme_says_gets_the_diagnosis_an
     installed = subprocess.run([release / ".venv" / "bin" / "python", "-c", "import grader; print(grader.__file__)"],
                                cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
     assert str(release / ".venv") in installed                    # the release's grader, not this checkout's
-    for reference in (PROJECT / "solutions").glob("*.py"):
+    for reference in (PROJECT / "solutions" / "the-block").glob("*.py"):
         shutil.copy(reference, release / "exercises" / reference.name)
     layernorm = release / "exercises" / "layernorm.py"
     lines = layernorm.read_text().splitlines(keepends=True)

@@ -12,13 +12,14 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import PROJECT, write_tree
+from conftest import PROJECT, THE_BLOCK, students_copy, write_tree
+from grader.course.modules import import_course_module
 from mutants import MUTANTS, faulty, write_mutant
 
-sys.path.insert(0, str(PROJECT / "tests"))
-from public import toy  # noqa: E402  (the course's worked numbers)
+PUBLIC = PROJECT / "tests" / "the-block" / "public"
+toy = import_course_module(PUBLIC / "toy.py")     # the course's worked numbers
 
-TRACE = json.loads((PROJECT / "tests" / "public" / "trace.json").read_text())["cases"]
+TRACE = json.loads((PROJECT / "tests" / "the-block" / "public" / "trace.json").read_text())["cases"]
 
 
 def case(row_x10=None, change_last=False, no_attention=False, random=False) -> dict[str, np.ndarray]:
@@ -28,7 +29,10 @@ def case(row_x10=None, change_last=False, no_attention=False, random=False) -> d
 
 
 def trace(*args, cwd=PROJECT):
-    proc = subprocess.run([sys.executable, "-m", "grader", "trace", *map(str, args)], capture_output=True, text=True,
+    """`grade trace ARGS` in ``cwd``: the-block's in this repository, the one assignment of a student's copy."""
+    course = ["-a", THE_BLOCK] if cwd == PROJECT else []
+    proc = subprocess.run([sys.executable, "-m", "grader", "trace", *course, *map(str, args)], capture_output=True,
+                          text=True,
                           cwd=cwd, timeout=120)
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -57,11 +61,11 @@ def test_the_labs_cases_show_what_the_course_says():
 
 
 def test_the_reference_matches_at_every_step():
-    code, output = trace("--path", "solutions")
+    code, output = trace("--path", "solutions/the-block")
     assert code == 0, output
     assert "Every step matches the reference." in output
     assert "9. y = block(x) · block()  ✓" in output
-    code, output = trace("--path", "solutions", "--case", "random")
+    code, output = trace("--path", "solutions/the-block", "--case", "random")
     assert code == 0, output
     assert "Every step matches the reference." in output and "10. y = block(x) · block()  ✓" in output
     assert "cannot check" not in output                             # the random case hides nothing it knows of
@@ -84,7 +88,7 @@ def verdicts(output: str) -> dict[str, str]:
     ("block.ignores_use_attention", ["--case", "no_attention"], "block", "step 6"),
 ])
 def test_the_function_at_fault_is_named_at_its_own_steps(tmp_path, mistake, options, function, steps):
-    folder = write_mutant(PROJECT / "solutions", tmp_path / "me", mistake)
+    folder = write_mutant(PROJECT / "solutions" / "the-block", tmp_path / "me", mistake)
     code, output = trace("--path", folder, *options)
     assert code == 1
     found = verdicts(output)
@@ -133,12 +137,11 @@ def test_the_toy_says_what_it_cannot_see_and_random_weights_see_it(tmp_path, edi
 
 
 def load_trace_module():
-    from public import trace as module
-    return module
+    return import_course_module(PUBLIC / "trace.py")
 
 
 def test_the_public_tests_the_toy_points_to_exist():
-    names = {node.name for path in (PROJECT / "tests" / "public").glob("test_*.py")
+    names = {node.name for path in (PROJECT / "tests" / "the-block" / "public").glob("test_*.py")
              for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)}
     tests = load_trace_module().cannot_check()["tests"]
     assert tests and set(tests) <= names
@@ -170,7 +173,7 @@ def test_a_wide_step_fits_80_columns_and_shows_its_first_differing_column(tmp_pa
     folder = faulty(tmp_path, "me", {"gelu": [(gelu, "return np.where(x > 3.5, x, 0) + (x <= 3.5) * 0.5 * x * "
                                                     "(1 + np.tanh(")]})
     case = {"row_x10": None, "change_last": False, "no_attention": False, "random": True}
-    result = trace_mod.run(course_mod.load(PROJECT / "course.json"), folder, case)
+    result = trace_mod.run(course_mod.load(PROJECT / "course.json", "the-block"), folder, case)
     console = Console(width=80, record=True, file=io.StringIO())
     traceview.trace_table(result, console, "title")
     text = console.export_text()
@@ -185,7 +188,7 @@ def test_code_that_fails_is_named_with_the_reason_and_the_other_steps_still_run(
     code, output = trace()                                           # the stubs in exercises/
     assert code == 1
     assert verdicts(output)["layernorm"].startswith("✗ layernorm() failed at step 2: layernorm() is not implemented yet")
-    folder = shutil.copytree(PROJECT / "solutions", tmp_path / "exits")
+    folder = shutil.copytree(PROJECT / "solutions" / "the-block", tmp_path / "exits")
     (folder / "gelu.py").write_text("import os\n\ndef gelu(x):\n    os._exit(3)\n")
     code, output = trace("--path", folder)
     assert code == 1
@@ -196,22 +199,16 @@ def test_code_that_fails_is_named_with_the_reason_and_the_other_steps_still_run(
 
 
 def test_a_students_copy_without_solutions_can_trace(tmp_path):
-    root = tmp_path / "release"
-    shutil.copytree(PROJECT / "tests" / "public", root / "tests" / "public", ignore=shutil.ignore_patterns("__pycache__"))
-    manifest = json.loads((PROJECT / "course.json").read_text())
-    del manifest["solutions"]
-    for problem in manifest["problems"]:
-        del problem["hidden"]
-    (root / "course.json").write_text(json.dumps(manifest))
-    folder = write_mutant(PROJECT / "solutions", tmp_path / "me", "gelu.erf")
+    root = students_copy(tmp_path / "release")
+    folder = write_mutant(PROJECT / "solutions" / "the-block", tmp_path / "me", "gelu.erf")
     code, output = trace("--path", folder, cwd=root)
     assert code == 1 and verdicts(output)["gelu"].startswith("✗ gelu() differs at step 7;")
 
 
 def test_a_case_without_a_reference_is_a_one_line_error(tmp_path):
-    code, output = trace("--path", "solutions", "--case", "row_x10=9")
+    code, output = trace("--path", "solutions/the-block", "--case", "row_x10=9")
     assert code == 2 and "no such case: row_x10 is one of 1, 2, 3, 4, 5, null;" in output
-    code, output = trace("--path", "solutions", "--case", "rowx10=3")
+    code, output = trace("--path", "solutions/the-block", "--case", "rowx10=3")
     assert code == 2 and "no case 'rowx10' (its cases: row_x10, change_last, no_attention, random" in output
 
 

@@ -9,7 +9,7 @@ import json
 import shutil
 
 import pytest
-from conftest import PROJECT, grade, write_tree
+from conftest import PROJECT, THE_BLOCK, grade, write_tree
 from mutants import ATT_RETURN, BLOCK_LN_1, BLOCK_LN_2, FAULTS, LN_RETURN, faulty
 
 # One fault in a component each (catalogued or not, a constant, a transpose, a missing projection, a stub, a
@@ -108,7 +108,7 @@ def property_tests() -> set[str]:
     names = set()
     for suite in ("public", "hidden"):
         for problem in ("attention", "block"):
-            tree = ast.parse((PROJECT / "tests" / suite / f"test_{problem}.py").read_text())
+            tree = ast.parse((PROJECT / "tests" / THE_BLOCK / suite / f"test_{problem}.py").read_text())
             names |= {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
                       and any(ast.unparse(d) == "pytest.mark.property" for d in f.decorator_list)}
     return names
@@ -142,7 +142,7 @@ def scores(tmp_path_factory) -> dict[str, dict]:
     faulty(subs, "inline_right", {"block": [(inline[0], inline[1].format(""))]})
     faulty(subs, "inline_wrong", {"block": [(inline[0], inline[1].format(", ddof=1"))]})
     out = root / "out"
-    code, output = grade("autograde", subs, "--out", out, "--jobs", 2)
+    code, output = grade("autograde", "-a", THE_BLOCK, subs, "--out", out, "--jobs", 2)
     assert code == 0, output
     return {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
 

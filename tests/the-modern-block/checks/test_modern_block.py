@@ -1,4 +1,4 @@
-"""The second assignment, the-modern-block (modern.course.json): the reference scores full marks and the stubs zero;
+"""The second assignment, the-modern-block: the reference scores full marks and the stubs zero;
 every mistake of its catalogue (solutions/the-modern-block/mistakes.py), written into a copy of the reference as a
 student would write it, is named, and named alone; a correct submission is never diagnosed; a student's copy of
 the assignment names a mistake from the stored outputs; `grade trace` runs the course text's 5-token example."""
@@ -14,7 +14,7 @@ from conftest import PROJECT, grade
 from grader.course.modules import import_course_module
 from grader.feedback.mistakes import family
 
-COURSE = PROJECT / "modern.course.json"
+ASSIGNMENT = "the-modern-block"
 SOLUTIONS = PROJECT / "solutions" / "the-modern-block"
 MODULES = ["rmsnorm", "swiglu", "gqa", "modern_block", "model_params"]
 CATALOGUE = import_course_module(SOLUTIONS / "mistakes.py", [SOLUTIONS]).MISTAKES
@@ -72,19 +72,19 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     for mistake in MUTANTS:
         write_mutant(tmp / "subs" / mistake, mistake)
     shutil.copytree(SOLUTIONS, tmp / "subs" / "reference", ignore=shutil.ignore_patterns("mistakes.py", "__pycache__"))
-    code, output = grade("autograde", "--course", COURSE, tmp / "subs", "--out", tmp / "out", "--jobs", 2)
+    code, output = grade("autograde", "-a", ASSIGNMENT, tmp / "subs", "--out", tmp / "out", "--jobs", 2)
     assert code == 0, output
     return {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
 
 
 def test_validate_reference_full_and_stubs_zero():
-    code, output = grade("validate", "--course", COURSE)
+    code, output = grade("validate", "-a", ASSIGNMENT)
     assert code == 0, output
     assert "course is valid" in output
 
 
 def test_the_stored_outputs_are_up_to_date():
-    code, output = grade("precompute", "--check", "--course", COURSE)
+    code, output = grade("precompute", "--check", "-a", ASSIGNMENT)
     assert code == 0, output
 
 
@@ -139,7 +139,7 @@ def release(tmp_path_factory) -> Path:
     """A student's copy of the assignment, made by `grade release`."""
     root = tmp_path_factory.mktemp("release")
     out = root / "modern"
-    code, output = grade("release", "--course", COURSE, "--out", out, "--nbgrader-dir", root / "nbgrader")
+    code, output = grade("release", "-a", ASSIGNMENT, "--out", out, "--nbgrader-dir", root / "nbgrader")
     assert code == 0, output
     return out
 
@@ -159,6 +159,6 @@ def test_a_students_copy_checks_the_stubs_and_names_a_mistake(release, tmp_path)
 @pytest.mark.parametrize("case", [[], ["--case", "row_x10=3"], ["--case", "change_last"], ["--case", "no_attention"],
                                   ["--case", "random"]])
 def test_trace_of_the_course_example_matches_for_the_reference(case):
-    code, output = grade("trace", "--course", COURSE, "--path", SOLUTIONS, *case)
+    code, output = grade("trace", "-a", ASSIGNMENT, "--path", SOLUTIONS, *case)
     assert code == 0, output
     assert "y = modern_block(x)" in output and ("query head 2's weights" in output) != ("no_attention" in case)

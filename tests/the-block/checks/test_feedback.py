@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT
+from conftest import PROJECT, students_copy
 
 sys.path.insert(0, str(PROJECT / "tests" / "bench"))
 
@@ -20,14 +20,7 @@ import feedback  # noqa: E402
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory) -> feedback.Figures:
-    root = tmp_path_factory.mktemp("students-copy")
-    shutil.copytree(PROJECT / "exercises", root / "exercises")
-    shutil.copytree(PROJECT / "tests" / "public", root / "tests" / "public", ignore=shutil.ignore_patterns("__pycache__"))
-    manifest = json.loads((PROJECT / "course.json").read_text())
-    del manifest["solutions"], manifest["feedback"]["mistakes"]
-    for problem in manifest["problems"]:
-        del problem["hidden"]
-    (root / "course.json").write_text(json.dumps(manifest))
+    root = students_copy(tmp_path_factory.mktemp("students-copy") / "release")
     results = feedback.check_all(feedback.checker([sys.executable, "-m", "grader"], root), root / "subs", root / "out")
     fig = feedback.figures(results)
     print("\n".join(fig.lines) + "\n" + fig.summary())

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import PROJECT, grade
+from conftest import PROJECT, THE_BLOCK, grade
 
 F, Z, N = "full", "zero", "not_full"
 EXAMPLES = {   # layernorm, gelu, attention, block, params
@@ -30,7 +30,7 @@ NAMED = {   # tests the course text asks for by name
 
 
 def test_validate_reference_full_and_stubs_zero():
-    code, output = grade("validate")
+    code, output = grade("validate", "-a", THE_BLOCK)
     assert code == 0, output
     assert "course is valid" in output
 
@@ -38,7 +38,7 @@ def test_validate_reference_full_and_stubs_zero():
 @pytest.fixture(scope="module")
 def example_scores(tmp_path_factory):
     out = tmp_path_factory.mktemp("scores")
-    code, output = grade("autograde", PROJECT / "examples" / "submissions", "--out", out, "--jobs", 2)
+    code, output = grade("autograde", "-a", THE_BLOCK, PROJECT / "examples" / "the-block", "--out", out, "--jobs", 2)
     assert code == 0, output
     return {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
 
@@ -76,16 +76,16 @@ def test_import_error_is_explained_and_hidden_outputs_stay_coarse(example_scores
 
 def test_checking_one_problem_gives_it_the_points_a_full_check_gives():
     """`grade check block` still sees the student's own layernorm (the block tests accept own components)."""
-    alan = PROJECT / "examples" / "submissions" / "alan_ddof1"      # ddof=1 layernorm, correct wiring
-    code, output = grade("check", "block", "--path", alan)
+    alan = PROJECT / "examples" / "the-block" / "alan_ddof1"      # ddof=1 layernorm, correct wiring
+    code, output = grade("check", "-a", THE_BLOCK, "block", "--path", alan)
     assert code == 0, output
     assert "8/8" in output and "error in the test itself" not in output
 
 
 def test_check_says_what_share_of_each_problems_points_its_public_tests_carry(example_scores, tmp_path):
     """The share is the public tests' points as autograde counts them, of the problem's points."""
-    alan = PROJECT / "examples" / "submissions" / "alan_ddof1"
-    code, output = grade("check", "--path", alan, "--json", tmp_path / "me.json")
+    alan = PROJECT / "examples" / "the-block" / "alan_ddof1"
+    code, output = grade("check", "-a", THE_BLOCK, "--path", alan, "--json", tmp_path / "me.json")
     assert code == 1, output
     checked = json.loads((tmp_path / "me.json").read_text())
     graded = example_scores["alan_ddof1"]
@@ -102,7 +102,7 @@ def test_check_says_what_share_of_each_problems_points_its_public_tests_carry(ex
     assert (f"grade check ran the public tests only, which carry {public_total:g} of the 100 points; hidden tests "
             f"of the same rules, graded after the deadline, carry the other {100 - public_total:g}.") \
         in " ".join(output.split())
-    code, output = grade("check", "layernorm", "--path", alan)
+    code, output = grade("check", "-a", THE_BLOCK, "layernorm", "--path", alan)
     layernorm = sum(t["max_score"] for t in graded["tests"] if t["problem"] == "layernorm" and t["visibility"] == "visible")
     assert (f"grade check ran layernorm's public tests only, which carry {layernorm:g} of its 20 points; hidden "
             f"tests of the same rules, graded after the deadline, carry the other {20 - layernorm:g}.") \
@@ -111,7 +111,7 @@ def test_check_says_what_share_of_each_problems_points_its_public_tests_carry(ex
 
 def problem_scores(folder, tmp_path) -> dict:
     """`grade autograde` on the one submission in ``folder``; its problems' scores (points) by name."""
-    code, output = grade("autograde", folder.parent, "--out", tmp_path / "out", "--quiet")
+    code, output = grade("autograde", "-a", THE_BLOCK, folder.parent, "--out", tmp_path / "out", "--quiet")
     assert code == 0, output
     doc = json.loads((tmp_path / "out" / f"{folder.name}.json").read_text())
     return {p["name"]: p["score"] for p in doc["problems"]}
@@ -122,7 +122,7 @@ def test_stateful_components_cannot_earn_the_block_wiring_points(tmp_path):
     would match "your own components" if that fallback ran in the same worker: it runs in a fresh one."""
     import shutil
     cheat = tmp_path / "subs" / "mallory"
-    shutil.copytree(PROJECT / "solutions", cheat)
+    shutil.copytree(PROJECT / "solutions" / "the-block", cheat)
     (cheat / "trap.py").write_text("ARMED = [False]\n")
     for module, function in (("attention", "attention"), ("gelu", "gelu")):
         source = (cheat / f"{module}.py").read_text()
@@ -148,7 +148,7 @@ def test_components_colluding_inside_the_own_components_check_earn_no_block_poin
     component's known mistake comes from the catalogue."""
     import shutil
     cheat = tmp_path / "subs" / "chain"
-    shutil.copytree(PROJECT / "solutions", cheat)
+    shutil.copytree(PROJECT / "solutions" / "the-block", cheat)
     (cheat / "chainstate.py").write_text("LAST = {}\n")
     with open(cheat / "layernorm.py", "a") as f:
         f.write("\n_real_layernorm = layernorm\n"
@@ -184,14 +184,14 @@ def test_a_component_slip_costs_its_own_value_tests_only(tmp_path):
     zeros gets no block points."""
     import shutil
     right = tmp_path / "subs" / "alan"
-    shutil.copytree(PROJECT / "examples" / "submissions" / "alan_ddof1", right)
+    shutil.copytree(PROJECT / "examples" / "the-block" / "alan_ddof1", right)
     zeros = tmp_path / "subs" / "zeros"
     shutil.copytree(right, zeros)
     (zeros / "block.py").write_text(
         "import numpy as np\n"
         "def mlp(u, W_1, W_2):\n    return np.zeros((u.shape[0], W_2.shape[1]))\n"
         "def block(x, params, n_heads=1, use_attention=True):\n    return np.zeros(np.shape(x))\n")
-    code, output = grade("autograde", right.parent, "--out", tmp_path / "out", "--quiet")
+    code, output = grade("autograde", "-a", THE_BLOCK, right.parent, "--out", tmp_path / "out", "--quiet")
     assert code == 0, output
     scores = {name: {p["name"]: p["score"] for p in json.loads((tmp_path / "out" / f"{name}.json").read_text())["problems"]}
               for name in ("alan", "zeros")}
@@ -206,7 +206,7 @@ def test_a_component_failing_on_purpose_cannot_excuse_a_wiring_mistake(tmp_path)
     import shutil
     subs = tmp_path / "subs"
     for name in ("honest", "attack"):
-        shutil.copytree(PROJECT / "solutions", subs / name)
+        shutil.copytree(PROJECT / "solutions" / "the-block", subs / name)
         block = (subs / name / "block.py").read_text()
         for i, v in (("1", "x"), ("2", "h")):
             block = block.replace(f'layernorm({v}, p.get("gamma_{i}"), p.get("beta_{i}"))', f"layernorm({v})")
@@ -218,7 +218,7 @@ def test_a_component_failing_on_purpose_cannot_excuse_a_wiring_mistake(tmp_path)
         "    if np.shape(x) == (3, 5):        # only the hidden test of an input left unmodified\n"
         "        gamma = beta = None\n"
         "    return _real_layernorm(x, gamma, beta, eps)\n"))
-    code, output = grade("autograde", subs, "--out", tmp_path / "out", "--quiet")
+    code, output = grade("autograde", "-a", THE_BLOCK, subs, "--out", tmp_path / "out", "--quiet")
     assert code == 0, output
     block = {name: next(p["score"] for p in json.loads((tmp_path / "out" / f"{name}.json").read_text())["problems"]
                         if p["name"] == "block") for name in ("honest", "attack")}
@@ -236,13 +236,13 @@ def test_grading_after_other_submissions_gives_what_grading_alone_gives(course, 
     from grader.grading.results import Job
 
     talker = tmp_path / "talker"          # a wrong layernorm that prints: each failed test shows its own print
-    shutil.copytree(PROJECT / "examples" / "submissions" / "alan_ddof1", talker)
+    shutil.copytree(PROJECT / "examples" / "the-block" / "alan_ddof1", talker)
     with open(talker / "layernorm.py", "a") as f:
         f.write("\n_quiet = layernorm\n"
                 "def layernorm(x, *args, **kwargs):\n"
                 "    print('TALK', np.shape(x), np.sum(x))\n"
                 "    return _quiet(x, *args, **kwargs)\n")
-    folders = [talker] + sorted(p for p in (PROJECT / "examples" / "submissions").iterdir() if p.is_dir())
+    folders = [talker] + sorted(p for p in (PROJECT / "examples" / "the-block").iterdir() if p.is_dir())
 
     def verdicts(jobs):
         found = []

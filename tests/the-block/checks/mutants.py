@@ -11,8 +11,8 @@ import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[2]
-SOLUTIONS = PROJECT / "solutions"
+PROJECT = Path(__file__).resolve().parents[3]
+SOLUTIONS = PROJECT / "solutions" / "the-block"
 MODULES = ["layernorm", "gelu", "attention", "block", "params"]
 
 ERF = "0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))"

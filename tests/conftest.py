@@ -17,8 +17,13 @@ from grader.course.limits import Limits
 from grader.sandbox.client import Worker
 from grader.sandbox.zygote import Zygote
 
-PROJECT = Path(__file__).resolve().parents[2]
-EXAMPLES = PROJECT / "examples" / "submissions"
+PROJECT = Path(__file__).resolve().parents[1]
+EXAMPLES = PROJECT / "examples" / "the-block"
+THE_BLOCK = "the-block"          # the project's first assignment, the example course of the end-to-end tests
+# its single faults, written as students write them (mutants.py), live with the course and serve those tests too
+sys.path.insert(0, str(PROJECT / "tests" / THE_BLOCK / "checks"))
+# the exercise suites are the grader's to run (with --noconftest), not this test run's; bench/ holds scripts
+collect_ignore_glob = ["*/public/*", "*/hidden/*", "bench/*"]
 MODULES = ["layernorm", "gelu", "attention", "block", "params"]
 _SIBLING_IMPORT = re.compile(r"^from (?:layernorm|gelu|attention|block|params) import .*$", re.M)
 
@@ -114,7 +119,17 @@ def submission(tmp_path: Path):
 
 @pytest.fixture(scope="session")
 def course():
-    return load(PROJECT / "course.json")
+    return load(PROJECT / "course.json", THE_BLOCK)
+
+
+def students_copy(root: Path, assignment: str = THE_BLOCK) -> Path:
+    """What a student's release holds of ``assignment`` (stubs, public suites and their data, the student
+    course.json), as ``grade release`` writes it, without the grader package; returns ``root``."""
+    from grader.commands.release import public_files, stub_files, write_tree as write_release
+
+    course = load(PROJECT / "course.json", assignment)
+    write_release({**stub_files(course), **public_files(course)}, root)
+    return root
 
 
 LEVELS = available_levels()

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, grade
+from conftest import PROJECT, THE_BLOCK, grade, students_copy
 from mutants import MUTANTS, write_faults, write_mutant
 
 from grader.feedback.mistakes import family
 from grader.course.modules import import_course_module
 
-CATALOGUE = import_course_module(PROJECT / "solutions" / "mistakes.py", [PROJECT / "solutions"]).MISTAKES
+CATALOGUE = import_course_module(PROJECT / "solutions" / "the-block" / "mistakes.py", [PROJECT / "solutions" / "the-block"]).MISTAKES
 
 # Two mistakes in one submission, in two modules or in two places of one: both are named, nothing else.
 PAIRS = [("block.post_ln", "mlp.no_gelu"), ("block.post_ln", "layernorm.ddof1"), ("attention.no_mask", "gelu.relu"),
@@ -26,7 +26,7 @@ def write_pair(folder: Path, pair: tuple[str, str]) -> Path:
     for mistake in pair:
         module, changes = MUTANTS[mistake]
         edits.setdefault(module, []).extend(changes)
-    return write_faults(folder, edits, PROJECT / "solutions")
+    return write_faults(folder, edits, PROJECT / "solutions" / "the-block")
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +34,12 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     """Every mutant, the reference and a correct example, autograded."""
     tmp = tmp_path_factory.mktemp("mutants")
     for mistake in MUTANTS:
-        write_mutant(PROJECT / "solutions", tmp / "subs" / mistake, mistake)
+        write_mutant(PROJECT / "solutions" / "the-block", tmp / "subs" / mistake, mistake)
     for pair in PAIRS:
         write_pair(tmp / "subs" / "+".join(pair), pair)
-    shutil.copytree(PROJECT / "solutions", tmp / "subs" / "reference", ignore=shutil.ignore_patterns("mistakes.py"))
-    shutil.copytree(PROJECT / "examples" / "submissions" / "ada_correct", tmp / "subs" / "ada_correct")
-    code, output = grade("autograde", tmp / "subs", "--out", tmp / "out", "--jobs", 2)
+    shutil.copytree(PROJECT / "solutions" / "the-block", tmp / "subs" / "reference", ignore=shutil.ignore_patterns("mistakes.py"))
+    shutil.copytree(PROJECT / "examples" / "the-block" / "ada_correct", tmp / "subs" / "ada_correct")
+    code, output = grade("autograde", "-a", THE_BLOCK, tmp / "subs", "--out", tmp / "out", "--jobs", 2)
     assert code == 0, output
     return {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
 
@@ -89,29 +89,20 @@ def test_messages_are_one_line_naming_the_mistake_then_the_fix():
 
 
 def test_the_stored_outputs_are_up_to_date():
-    code, output = grade("precompute", "--check")
+    code, output = grade("precompute", "-a", THE_BLOCK, "--check")
     assert code == 0, output
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Path:
     """A student's copy of the course: course.json, exercises/ and tests/public/ only."""
-    root = tmp_path_factory.mktemp("release")
-    shutil.copytree(PROJECT / "exercises", root / "exercises")
-    shutil.copytree(PROJECT / "tests" / "public", root / "tests" / "public",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    manifest = json.loads((PROJECT / "course.json").read_text())
-    del manifest["solutions"]
-    for problem in manifest["problems"]:
-        del problem["hidden"]
-    (root / "course.json").write_text(json.dumps(manifest))
-    return root
+    return students_copy(tmp_path_factory.mktemp("release") / "release")
 
 
 @pytest.mark.parametrize("mistake", ["layernorm.ddof1", "gelu.erf", "attention.no_mask", "block.post_ln",
                                      "params.no_bias"])
 def test_a_students_copy_names_the_mistake_from_the_stored_outputs(release, tmp_path, mistake):
-    folder = write_mutant(PROJECT / "solutions", tmp_path / "me", mistake)
+    folder = write_mutant(PROJECT / "solutions" / "the-block", tmp_path / "me", mistake)
     code, output = grade("check", "--path", folder, cwd=release)
     assert code == 1
     message = next(m.message for m in CATALOGUE if m.id == mistake)

@@ -27,7 +27,7 @@ except ImportError as err:
     sys.exit(f"crosscheck.py needs torch and transformers ({err}): run it with a Python that has them, e.g. "
              "make crosscheck PYTHON_XCHECK=/path/to/venv/bin/python")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "solutions" / "the-modern-block"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "solutions" / "the-modern-block"))
 from model_params import count_model  # noqa: E402
 from modern_block import modern_block  # noqa: E402
 
