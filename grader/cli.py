@@ -261,9 +261,10 @@ def export(scores_dirs: tuple[Path, ...], fmt: str, roster: Path | None, out: Pa
     score file, and score files with no roster row make the exit status 1 (unless --allow-missing);
     they are never silently dropped.
     Several SCORES_DIRs (one assignment's score files each) make one gradebook, a column per assignment
-    (canvas, moodle, blackboard, csv): each folder's assignment is the one its files name, loaded from
-    course.json with its LMS ids (so no --assignment), and checked as above; a student refused or
-    missing in one gets an empty cell there, listed under that assignment's name.
+    (canvas, moodle, blackboard, csv; lti and gradescope take one folder): each folder's assignment is
+    the one its files name, loaded from course.json with its LMS ids (so no --assignment), and checked
+    as above; a student refused or missing in one gets an empty cell there, listed under that
+    assignment's name.
     Examples:
       grade export scores/ --format canvas --roster roster.csv --canvas-assignment-id 48213 --late-by-lms
       grade export scores/ --format moodle --roster roster.csv --moodle-key username --out moodle.csv

@@ -48,7 +48,8 @@ def score_doc(assignment: str, student: str, points: dict, course_sha256: str) -
     return {
         "student": student, "assignment": assignment, "status": status, "score": round(sum(points.values()), 6),
         "max_score": float(sum(maxima.values())),
-        "problems": [{"name": n, "score": points[n], "max_score": m, "tests": [f"test_{n}"]} for n, m in maxima.items()],
+        "problems": [{"name": n, "score": points[n], "max_score": m, "tests": [f"test_{n}"]}
+                     for n, m in maxima.items()],
         "tests": [{"name": f"test_{n}", "problem": n, "score": points[n], "max_score": m,
                    "status": "passed" if points[n] == m else "failed", "output": "", "visibility": "visible"}
                   for n, m in maxima.items()],

@@ -32,13 +32,15 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
                              "header)")
         if any(c in assignment.name for c in "[]|\t\r\n"):
             raise GradeError(f"assignment {assignment.name!r}: Blackboard headers cannot hold [ ] | or tabs")
-        header.append(f"{assignment.name} [Total Pts: {assignment.max_score:g} Score] |{assignment.blackboard_column_id}")
+        header.append(f"{assignment.name} [Total Pts: {assignment.max_score:g} Score] "
+                      f"|{assignment.blackboard_column_id}")
     written = Written()
     lines = []
     for student, person, cells in book.lines():
         if not person.login:
             written.unkeyed.append(f"{student}: no login in the roster (the Blackboard Username)")
             continue
-        lines.append([key_cell(person.login, "login", student)] + [decimal_2(row.score) if row else "" for row in cells])
+        lines.append([key_cell(person.login, "login", student)]
+                     + [decimal_2(row.score) if row else "" for row in cells])
     write_table(out, header, lines, delimiter="\t", quoting=csv.QUOTE_NONNUMERIC)
     return written
