@@ -173,19 +173,19 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
     roster = load_roster(roster_path) if roster_path else None
     everyone = {d["student"] for docs in loaded for _, d in docs}
     columns, refused, missing = [], [], []
-    for docs, assignment in zip(loaded, courses):
-        rows, refused_here, missing_here = checked(docs, Trust(key, assignment.sha256, __version__, allow_stale),
+    for docs, graded_with in zip(loaded, courses):
+        rows, refused_here, missing_here = checked(docs, Trust(key, graded_with.sha256, __version__, allow_stale),
                                                    roster, options.late_by_lms)
         if roster is None:                       # without a roster, whoever another folder has is expected here
             missing_here += [f"{s}: no score file (another assignment has one)"
                              for s in sorted(everyone - {d["student"] for _, d in docs})]
-        prefix = f"{assignment.assignment}: " if several else ""
+        prefix = f"{graded_with.assignment}: " if several else ""
         refused += [prefix + line for line in refused_here]
         missing += [prefix + line for line in missing_here]
         columns.append(Column(Assignment(
             docs[0][1]["assignment"], max(d["max_score"] for _, d in docs),
-            options.canvas_assignment_id or assignment.lms.canvas_assignment_id,
-            options.blackboard_column_id or assignment.lms.blackboard_column_id), {r.student: r for r in rows}))
+            options.canvas_assignment_id or graded_with.lms.canvas_assignment_id,
+            options.blackboard_column_id or graded_with.lms.blackboard_column_id), {r.student: r for r in rows}))
     graded = {s for column in columns for s in column.rows}
     book = Gradebook(tuple(columns), tuple(s for s in roster if s in graded) if roster else tuple(sorted(graded)))
     name = "gradebook" if several else columns[0].assignment.name
