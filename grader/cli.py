@@ -226,29 +226,31 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
 
 
 @main.command()
-@click.argument("scores_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("scores_dirs", nargs=-1, required=True, metavar="SCORES_DIR...",
+                type=click.Path(file_okay=False, path_type=Path))
 @click.option("--format", "fmt", required=True, type=click.Choice(list(EXPORTERS)),
               help="The LMS (or csv: a table for people).")
 @click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
               help="roster.csv: student,lms_id,sis_id,login,email,name,section (needed for the LMS formats).")
 @click.option("--out", type=click.Path(path_type=Path), help="The file to write (gradescope: a folder). "
-              "Default: <assignment>-<format>.<ext> here.")
+              "Default: <assignment>-<format>.<ext> here (several folders: gradebook-<format>.<ext>).")
 @click.option("--allow-missing", is_flag=True, help="Exit 0 even when students are missing or refused (still listed); "
               "the others are exported.")
 @click.option("--allow-stale", is_flag=True, help="Export score files graded with another version of course.json, "
               "a suite, a solution or the grader (every other check still holds).")
 @click.option("--late-by-lms", is_flag=True, help="Export the points before the grader's late penalty: "
               "the LMS applies its own late policy (Canvas does).")
-@click.option("--canvas-assignment-id", help="Canvas: the assignment's id (default: course.json lms).")
+@click.option("--canvas-assignment-id", help="Canvas: the assignment's id (default: course.json lms; one folder only).")
 @click.option("--points-possible", is_flag=True, help="Canvas: add the 'Points Possible' row.")
 @click.option("--moodle-key", type=click.Choice(["email", "username", "idnumber"]), default="email",
               show_default=True, help="Moodle: the user field the rows are matched on.")
-@click.option("--blackboard-column-id", help="Blackboard: the Grade Center column id (default: course.json lms).")
+@click.option("--blackboard-column-id", help="Blackboard: the Grade Center column id (default: course.json lms; one "
+              "folder only).")
 @course_option(help="The course the score files were graded with: its key checks their signatures; also the LMS "
                    "ids.")
-def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, allow_missing: bool, allow_stale: bool,
-           late_by_lms: bool, canvas_assignment_id: str | None, points_possible: bool, moodle_key: str,
-           blackboard_column_id: str | None, course_path: Path) -> None:
+def export(scores_dirs: tuple[Path, ...], fmt: str, roster: Path | None, out: Path | None, allow_missing: bool,
+           allow_stale: bool, late_by_lms: bool, canvas_assignment_id: str | None, points_possible: bool,
+           moodle_key: str, blackboard_column_id: str | None, course_path: Path) -> None:
     """Write the score files in SCORES_DIR in an LMS's import format, after checking each against the schema.
 
     \b
@@ -258,23 +260,23 @@ def export(scores_dir: Path, fmt: str, roster: Path | None, out: Path | None, al
     of the course or grader (--allow-stale exports those). Refused files, students in the roster with no
     score file, and score files with no roster row make the exit status 1 (unless --allow-missing);
     they are never silently dropped.
+    Several SCORES_DIRs (one assignment's score files each) make one gradebook, a column per assignment
+    (canvas, moodle, blackboard, csv; lti and gradescope take one folder): each folder's assignment is
+    the one its files name, loaded from course.json with its LMS ids (so no --assignment), and checked
+    as above; a student refused or missing in one gets an empty cell there, listed under that
+    assignment's name.
     Examples:
       grade export scores/ --format canvas --roster roster.csv --canvas-assignment-id 48213 --late-by-lms
       grade export scores/ --format moodle --roster roster.csv --moodle-key username --out moodle.csv
       grade export scores/ --format csv --out grades.csv
+      grade export scores/the-block/ scores/the-modern-block/ --format canvas --roster roster.csv
     """
-    from grader.course import manifest as course_mod
-    from grader.grading import signature
-    from grader.commands.export import Trust, export as run_export
+    from grader.commands.export import export as run_export
     from grader.lms.exporters.common import Options
 
-    course = course_mod.load(course_path)
-    trust = Trust(signature.load_key(course.path), course.sha256, __version__, allow_stale)
-    lms = course.lms
     options = Options(late_by_lms=late_by_lms, points_possible=points_possible, moodle_key=moodle_key,
-                      canvas_assignment_id=canvas_assignment_id or lms.canvas_assignment_id,
-                      blackboard_column_id=blackboard_column_id or lms.blackboard_column_id)
-    result = run_export(scores_dir, fmt, out, roster, options, trust)
+                      canvas_assignment_id=canvas_assignment_id, blackboard_column_id=blackboard_column_id)
+    result = run_export(list(scores_dirs), fmt, out, roster, options, course_path, allow_stale)
     for line in result.warnings:
         click.echo(f"warning: {line}", err=True)
     for line in result.refused:

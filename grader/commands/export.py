@@ -1,4 +1,5 @@
-"""``grade export``: read and validate the score files, match them with the roster, hand rows to an exporter.
+"""``grade export``: read and validate the score files, match them with the roster, hand a gradebook (a column
+of rows per assignment: one score folder each) to an exporter.
 
 Every score file is checked against the schema before anything is written; the exporter then writes its
 file atomically, so a bad input costs nothing already written. Then each file must be one to trust
@@ -6,17 +7,22 @@ file atomically, so a bad input costs nothing already written. Then each file mu
 problems, and graded with this course and grader; one that is not is refused: left out and listed, never
 sent as a grade (an LMS would show a grader's failure as a 0). Students without a score file, score files
 without a roster row, refused files and rows the format cannot key (no LMS id) are all reported, never
-dropped silently.
+dropped silently. With several folders each is one column, checked alike with its own assignment's
+fingerprint, and reported under the assignment's name; a student refused or missing in one gets an empty cell.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
+from grader import __version__
+from grader.course.manifest import Course, CourseFile
+from grader.course.manifest import load as load_course
 from grader.errors import GradeError
-from grader.grading.signature import verify
+from grader.grading.signature import load_key, verify
 from grader.lms.exporters import EXPORTERS
-from grader.lms.exporters.common import Assignment, Options, Row, UnsafeKey
+from grader.lms.exporters.common import Assignment, Column, Gradebook, Options, Row, UnsafeKey
 from grader.lms.roster import Person
 from grader.lms.roster import load as load_roster
 from grader.report import validate
@@ -124,20 +130,9 @@ def match(docs: list[dict], roster: dict[str, Person] | None, late_by_lms: bool,
     return rows, missing
 
 
-def export(scores: Path, fmt: str, out: Path | None, roster_path: Path | None, options: Options,
-           trust: Trust) -> Result:
-    """Write the trusted files of ``scores`` in format ``fmt`` to ``out`` (default ``<assignment>-<fmt><suffix>``);
-    the others are left out and listed in ``Result.refused``.
-
-    :raises GradeError: unknown format, a bad score file or roster, or a field the format needs is missing.
-    """
-    exporter = EXPORTERS.get(fmt)
-    if exporter is None:
-        raise GradeError(f"unknown format {fmt!r} (known: {', '.join(sorted(EXPORTERS))})")
-    if roster_path is None and exporter.NEEDS_ROSTER:
-        raise GradeError(f"--roster is needed for {fmt}: it maps student ids to the LMS's user ids")
-    loaded = load_scores(scores)
-    roster = load_roster(roster_path) if roster_path else None
+def checked(loaded: list[tuple[Path, dict]], trust: Trust, roster: dict[str, Person] | None,
+            late_by_lms: bool) -> tuple[list[Row], list[str], list[str]]:
+    """One folder's rows to export, the lines of its refused files, and those of its missing students."""
     docs, refused = [], []
     for path, doc in loaded:
         why = refusal(doc, trust)
@@ -145,13 +140,89 @@ def export(scores: Path, fmt: str, out: Path | None, roster_path: Path | None, o
             docs.append(doc)
         else:
             refused.append(f"{doc['student']} ({path.name}): {why}")
-    rows, missing = match(docs, roster, options.late_by_lms,
+    rows, missing = match(docs, roster, late_by_lms,
                           frozenset(d["student"] for _, d in loaded) - {d["student"] for d in docs})
-    assignment = Assignment(loaded[0][1]["assignment"], max(d["max_score"] for _, d in loaded))
-    out = Path(out) if out else Path(f"{assignment.name}-{fmt}{exporter.SUFFIX}")
+    return rows, refused, missing
+
+
+def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Path | None, options: Options,
+           course: CourseFile, allow_stale: bool = False) -> Result:
+    """Write the trusted files of ``folders`` in format ``fmt`` to ``out``, a column per folder; the others are
+    left out and listed in ``Result.refused``.
+
+    One folder is the assignment ``course`` names (or its only one); with several, each folder's assignment
+    is the one its files name, and ``out`` defaults to ``gradebook-<fmt><suffix>`` (else
+    ``<assignment>-<fmt><suffix>``). ``allow_stale``: see :class:`Trust`.
+
+    :raises GradeError: unknown format, a bad score file, roster or course, a field the format needs is
+        missing, or several folders for a format of one assignment (or with a flag that names one).
+    """
+    exporter = EXPORTERS.get(fmt)
+    if exporter is None:
+        raise GradeError(f"unknown format {fmt!r} (known: {', '.join(sorted(EXPORTERS))})")
+    several = len(folders) > 1
+    if several:
+        _refuse_one_assignment_flags(fmt, exporter.MANY_COLUMNS, course, options)
+    courses = [] if several else [load_course(course)]
+    key = load_key(course.path)
+    if roster_path is None and exporter.NEEDS_ROSTER:
+        raise GradeError(f"--roster is needed for {fmt}: it maps student ids to the LMS's user ids")
+    loaded = [load_scores(folder) for folder in folders]
+    if several:
+        courses = _courses(folders, loaded, course.path)
+    roster = load_roster(roster_path) if roster_path else None
+    everyone = {d["student"] for docs in loaded for _, d in docs}
+    columns, refused, missing = [], [], []
+    for docs, graded_with in zip(loaded, courses):
+        rows, refused_here, missing_here = checked(docs, Trust(key, graded_with.sha256, __version__, allow_stale),
+                                                   roster, options.late_by_lms)
+        if roster is None:                       # without a roster, whoever another folder has is expected here
+            missing_here += [f"{s}: no score file (another assignment has one)"
+                             for s in sorted(everyone - {d["student"] for _, d in docs})]
+        prefix = f"{graded_with.assignment}: " if several else ""
+        refused += [prefix + line for line in refused_here]
+        missing += [prefix + line for line in missing_here]
+        columns.append(Column(Assignment(
+            docs[0][1]["assignment"], max(d["max_score"] for _, d in docs),
+            options.canvas_assignment_id or graded_with.lms.canvas_assignment_id,
+            options.blackboard_column_id or graded_with.lms.blackboard_column_id), {r.student: r for r in rows}))
+    graded = {s for column in columns for s in column.rows}
+    book = Gradebook(tuple(columns), tuple(s for s in roster if s in graded) if roster else tuple(sorted(graded)))
+    name = "gradebook" if several else columns[0].assignment.name
+    out = Path(out) if out else Path(f"{name}-{fmt}{exporter.SUFFIX}")
     (out if not exporter.SUFFIX else out.parent).mkdir(parents=True, exist_ok=True)   # no suffix: a folder
     try:
-        written = exporter.export(rows, assignment, options, out)
+        written = exporter.export(book, options, out)
     except UnsafeKey as err:
         raise GradeError(f"{roster_path}: {err}") from None
-    return Result(out, len(rows) - len(written.unkeyed), missing + written.unkeyed, written.warnings, refused)
+    return Result(out, len(book.students) - len(written.unkeyed), missing + written.unkeyed, written.warnings,
+                  refused)
+
+
+def _refuse_one_assignment_flags(fmt: str, many_columns: bool, course: CourseFile, options: Options) -> None:
+    """Several folders: refuse a format of one assignment, and the flags that name one assignment."""
+    if not many_columns:
+        raise GradeError(f"--format {fmt}: one assignment per file: export each score folder on its own "
+                         "(canvas, moodle, blackboard and csv take several, a column each)")
+    if course.assignment is not None:
+        raise GradeError("--assignment: not with several score folders (each one's assignment is the one its "
+                         "score files name)")
+    for flag, value in (("canvas-assignment-id", options.canvas_assignment_id),
+                        ("blackboard-column-id", options.blackboard_column_id)):
+        if value:
+            raise GradeError(f"--{flag}: not with several score folders (it is one assignment's): give each "
+                             f"assignment's lms.{flag.replace('-', '_')} in course.json")
+
+
+def _courses(folders: Sequence[Path], loaded: list[list[tuple[Path, dict]]], path: Path) -> list[Course]:
+    """Each folder's assignment, loaded from course.json by the name its score files carry.
+
+    :raises GradeError: two folders of one assignment, or a name course.json does not hold.
+    """
+    seen: dict[str, Path] = {}
+    for folder, docs in zip(folders, loaded):
+        name = docs[0][1]["assignment"]
+        if name in seen:
+            raise GradeError(f"{folder}: field 'assignment': {name!r} is also the assignment of {seen[name]}")
+        seen[name] = folder
+    return [load_course(CourseFile(path, name)) for name in seen]

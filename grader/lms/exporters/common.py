@@ -1,4 +1,5 @@
-"""What every exporter shares: the rows it gets, number and text cells, CSV writing, the feedback line.
+"""What every exporter shares: the gradebook it gets (a column of rows per assignment), number and text cells,
+CSV writing, the feedback line.
 
 Numbers are rounded once, here, to 2 decimals with a ``.`` (half up, from the score file's value). Text cells
 that a spreadsheet would run as a formula (starting with ``= + - @``, tab or CR) get a leading ``'``; key
@@ -33,6 +34,8 @@ class Options:
     :param late_by_lms: export the score before the grader's late penalty (the LMS applies its own).
     :param points_possible: Canvas: add the optional "Points Possible" row.
     :param moodle_key: the Moodle user field the file is keyed on: ``email``, ``username`` or ``idnumber``.
+    :param canvas_assignment_id: ``--canvas-assignment-id``: the one assignment's id, over course.json's.
+    :param blackboard_column_id: ``--blackboard-column-id``: the one assignment's column, over course.json's.
     :param now: the export's time (LTI timestamps).
     """
 
@@ -56,10 +59,42 @@ class Row:
 
 @dataclass(frozen=True)
 class Assignment:
-    """The assignment's name (the score files' ``assignment``) and its maximum, points."""
+    """An assignment: its name (the score files' ``assignment``), its maximum in points, and where it lives in
+    the LMS (course.json ``lms``, or the flags when there is one assignment)."""
 
     name: str
     max_score: float
+    canvas_assignment_id: str | None = None
+    blackboard_column_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One assignment's grades: its rows by student id; a student without a row gets an empty cell."""
+
+    assignment: Assignment
+    rows: dict[str, Row]
+
+
+@dataclass(frozen=True)
+class Gradebook:
+    """What an exporter writes: a column per assignment, and the students with a row in at least one, in
+    roster order (by student id without a roster)."""
+
+    columns: tuple[Column, ...]
+    students: tuple[str, ...]
+
+    def lines(self) -> list[tuple[str, Person | None, list[Row | None]]]:
+        """Each student, their roster row (None without a roster) and their row in each column (or None)."""
+        lines = []
+        for student in self.students:
+            cells = [column.rows.get(student) for column in self.columns]
+            lines.append((student, next(row.person for row in cells if row is not None), cells))
+        return lines
+
+    def where(self, assignment: Assignment) -> str:
+        """``" of assignment 'x'"`` when there are several columns, for messages that must say which."""
+        return f" of assignment {assignment.name!r}" if len(self.columns) > 1 else ""
 
 
 @dataclass(frozen=True)
@@ -117,3 +152,10 @@ def write_table(out: Path, header: Sequence[str], rows: Iterable[Sequence], *, d
     writer.writerow(header)
     writer.writerows(rows)
     write_atomic(out, buffer.getvalue(), encoding="utf-8-sig" if excel else "utf-8")
+
+
+def blank_warning(blank: int, lms: str) -> list[str]:
+    """A warning when ``blank`` cells are empty (students refused or without a score file in an assignment):
+    Canvas and Moodle read a blank cell as "no grade", clearing one already there."""
+    return [f"{blank} empty grade cell(s), for students refused or without a score file in an assignment: {lms} clears "
+            "a grade already there on a blank cell (delete those cells, or the column, to keep it)"] if blank else []

@@ -1,4 +1,6 @@
-"""A CSV for people (format ``csv``): one row per student, a column per problem, lateness spelled out.
+"""A CSV for people (format ``csv``). For one assignment: one row per student, a column per problem, lateness
+spelled out. For several (a gradebook): ``student``, then a column per assignment with each one's score, empty
+where the student has none.
 
 UTF-8 with a BOM, so that Excel shows accents; text cells are neutralised against formulas.
 """
@@ -6,14 +8,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.lms.exporters.common import Assignment, Options, Row, Written, points_2, text_cell, write_table
+from grader.lms.exporters.common import Gradebook, Options, Written, points_2, text_cell, write_table
 
 SUFFIX = ".csv"
 NEEDS_ROSTER = False
+MANY_COLUMNS = True
 
 
-def export(rows: list[Row], assignment: Assignment, options: Options, out: Path) -> Written:
+def export(book: Gradebook, options: Options, out: Path) -> Written:
     """Write the table; without a roster the name and section columns stay empty."""
+    if len(book.columns) > 1:
+        header = ["student"] + [column.assignment.name for column in book.columns]
+        lines = [[text_cell(student)] + [points_2(row.score) if row else "" for row in cells]
+                 for student, _, cells in book.lines()]
+        write_table(out, header, lines, excel=True)
+        return Written()
+    rows = list(book.columns[0].rows.values())
     problems = list(dict.fromkeys(p["name"] for row in rows for p in row.doc["problems"]))
     maxima = {p["name"]: p["max_score"] for row in rows for p in row.doc["problems"]}
     header = (["student", "name", "section"] + [f"{n} ({maxima[n]:g})" for n in problems]

@@ -11,11 +11,12 @@ import json
 from pathlib import Path
 
 from grader.errors import GradeError
-from grader.lms.exporters.common import Assignment, Options, Row, Written, decimal_2, feedback
+from grader.lms.exporters.common import Gradebook, Options, Written, decimal_2, feedback
 from grader.report import write_atomic
 
 SUFFIX = ""                                  # a folder
 NEEDS_ROSTER = False
+MANY_COLUMNS = False                         # one assignment's autograder
 
 
 def results(doc: dict, score: float) -> dict:
@@ -36,11 +37,12 @@ def results(doc: dict, score: float) -> dict:
             "tests": tests}
 
 
-def export(rows: list[Row], assignment: Assignment, options: Options, out: Path) -> Written:
+def export(book: Gradebook, options: Options, out: Path) -> Written:
     """Write ``out/<student>/results.json`` for every row.
 
     :raises GradeError: a student id that is not a plain folder name.
     """
+    rows = list(book.columns[0].rows.values())     # the only column
     for row in rows:
         if row.student in (".", "..") or any(c in row.student for c in "/\\\x00"):
             raise GradeError(f"score file of {row.student!r}: field 'student': not usable as a folder name")

@@ -14,11 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader.errors import GradeError
-from grader.lms.exporters.common import Assignment, Options, Row, Written, feedback
+from grader.lms.exporters.common import Gradebook, Options, Row, Written, feedback
 from grader.report import write_atomic
 
 SUFFIX = ".jsonl"
 NEEDS_ROSTER = True
+MANY_COLUMNS = False                         # one line item per file
 SCHEMA_PATH = Path(__file__).with_name("lti_score.schema.json")
 MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 
@@ -44,11 +45,12 @@ def score_object(row: Row, timestamp: str) -> dict:
     return obj
 
 
-def export(rows: list[Row], assignment: Assignment, options: Options, out: Path) -> Written:
+def export(book: Gradebook, options: Options, out: Path) -> Written:
     """Write one validated score object per line.
 
     :raises GradeError: an object breaks the schema (naming the student and the field).
     """
+    rows = list(book.columns[0].rows.values())     # the only column
     timestamp = options.now.astimezone(timezone.utc).isoformat(timespec="milliseconds")
     written = Written()
     lines = []
