@@ -162,3 +162,31 @@ def test_trace_of_the_course_example_matches_for_the_reference(case):
     code, output = grade("trace", "-a", ASSIGNMENT, "--path", SOLUTIONS, *case)
     assert code == 0, output
     assert "y = modern_block(x)" in output and ("query head 2's weights" in output) != ("no_attention" in case)
+
+
+def test_the_reference_silu_warns_nothing_for_large_inputs():
+    """The contract: silu(x) = x / (1 + exp(-x)) with no overflow warning however large |x| (float64 and float32)."""
+    import warnings
+
+    import numpy as np
+
+    silu = import_course_module(SOLUTIONS / "swiglu.py").silu
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for dtype in (np.float64, np.float32):
+            got = silu(np.array([-1e4, -1000.0, 1000.0, 1e4], dtype=dtype))
+            assert got.dtype == dtype and np.array_equal(got, np.array([-0.0, -0.0, 1000.0, 1e4], dtype=dtype))
+
+
+def test_the_examples_get_the_grade_their_mistake_deserves(tmp_path):
+    """make demo's class for this assignment: the correct one full marks, each single mistake costs its own
+    problem only."""
+    code, output = grade("autograde", "-a", ASSIGNMENT, PROJECT / "examples" / ASSIGNMENT, "--out", tmp_path,
+                         "--quiet")
+    assert code == 0, output
+    faulty = {"ada_correct": None, "emmy_mean_subtracted": "rmsnorm", "hedy_tiled_kv": "gqa",
+              "claude_sigmoid_silu": "swiglu"}
+    for student, problem in faulty.items():
+        doc = json.loads((tmp_path / f"{student}.json").read_text())
+        lost = {p["name"] for p in doc["problems"] if p["score"] < p["max_score"]}
+        assert lost == ({problem} if problem else set()), (student, lost)
