@@ -30,7 +30,8 @@ from grader.errors import GraderFault, StudentError
 from grader.grading.results import Graded, Job
 from grader.grading.executors import run
 from grader.sandbox.policy import BWRAP, SANDBOX_TMP_INODES
-from grader.sandbox.client import WALL_FACTOR, Worker
+from grader.sandbox.client import Worker
+from grader.sandbox.clock import WALL_FACTOR
 from grader.course.limits import Limits
 from grader.sandbox.zygote import Zygote
 from grader.scoring import score
