@@ -24,7 +24,8 @@ from grader.course.modules import forget_other_courses, import_course_module
 from grader.errors import GradeError
 from grader.feedback.figures import Figures
 from grader.feedback.mistakes import Catalogue, Recorder, precompute
-from grader.grading.plugin import PYTEST_INI, load_reference, suite_files
+from grader.grading.callplan import suite_files
+from grader.grading.plugin import PYTEST_INI, load_reference
 
 
 class InProcess:
