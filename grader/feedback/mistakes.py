@@ -33,7 +33,7 @@ import numpy as np
 
 from grader.course.modules import import_course_module
 from grader.errors import GradeError
-from grader.feedback.compare import Diagnose, Diagnosis, Same
+from grader.feedback.mismatch import Diagnose, Diagnosis, Same
 
 Outputs = dict[str, list[Any]]       # mistake id -> the outputs of its variants on one call
 
@@ -203,7 +203,7 @@ def decode(data: Mapping[str, list]) -> Outputs:
 class Catalogue:
     """The course's known mistakes, as the suites' ``mistakes`` fixture.
 
-    ``mistakes.<function>(*args, **kwargs)`` returns a :data:`~grader.feedback.compare.Diagnose` for a check on the
+    ``mistakes.<function>(*args, **kwargs)`` returns a :data:`~grader.feedback.mismatch.Diagnose` for a check on the
     student's ``<function>(*args, **kwargs)``. Precomputed outputs are used first, then the live variants
     (computed once per call and kept). With neither, the diagnosis is None.
 
@@ -255,7 +255,7 @@ class Catalogue:
 
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> "Call":
         """The known mistakes on the student's ``function(*args, **kwargs)``: a
-        :data:`~grader.feedback.compare.Diagnose` for a check on it, whose ``outputs()`` are the mistakes' outputs."""
+        :data:`~grader.feedback.mismatch.Diagnose` for a check on it, whose ``outputs()`` are the mistakes' outputs."""
         return Call(self, function, args, kwargs)
 
     def __getattr__(self, function: str) -> Callable[..., Diagnose]:
@@ -268,7 +268,8 @@ class Catalogue:
 class Call:
     """The known mistakes on one call of a student's function (``mistakes.block(x, params)``).
 
-    Calling it is a :data:`~grader.feedback.compare.Diagnose`; :meth:`outputs` gives mistake id -> its variants' outputs.
+    Calling it is a :data:`~grader.feedback.mismatch.Diagnose`; :meth:`outputs` gives mistake id -> its
+    variants' outputs.
     """
 
     catalogue: "Catalogue | Recorder"

@@ -20,7 +20,7 @@ import pytest
 from grader.course.manifest import Course, Problem
 from grader.course.modules import forget_other_courses
 from grader.errors import GradeError, GraderFault, StudentError
-from grader.feedback.compare import Mismatch
+from grader.feedback.mismatch import Mismatch
 from grader.feedback.figures import Figures
 from grader.grading import callplan
 from grader.grading.results import Graded, Job, TestResult

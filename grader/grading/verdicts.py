@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grader.errors import StudentError
-from grader.feedback.compare import Mismatch
+from grader.feedback.mismatch import Mismatch
 
 MAX_SHOWN_OUTPUT = 2000
 
