@@ -23,6 +23,7 @@ the course's files behind the teaching feedback: see :class:`Feedback`. ``due`` 
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
