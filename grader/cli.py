@@ -2,18 +2,14 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from grader import __version__
 from grader.errors import ExitStatus, GradeError
-from grader.feedback.glyphs import console
 from grader.lms.exporters import EXPORTERS
 
 
@@ -74,32 +70,10 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
       grade check --path hand-in.zip   # your hand-in, as it will be graded
     Exits 0 only when every test passes.
     """
-    from grader.commands import check as checking
-    from grader.course import manifest as course_mod
+    from grader.commands import check as command
 
-    course = course_mod.load(course_path)
-    folder = path or course.exercises
-    if not folder.exists():
-        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder, or your hand-in)")
-    for name in problems:
-        course.problem(name)
-    warning = checking.foreign_code_warning(folder) if path is not None else None
-    if warning:
-        click.echo(warning, err=True)
-    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
-    click.get_current_context().call_on_close(lambda: shutil.rmtree(work, ignore_errors=True))
-    folder = checking.as_graded(course, folder, work)
-    checked = checking.check(course, folder, problems)
-    from grader import report# after: it imports numpy, the worker starts first
-
-    report.problem_table(checked.doc, console(), full_points=checked.full_points)
-    if json_path:
-        report.write_score(checked.doc, json_path)
-    if html_path:
-        from grader.feedback import page
-
-        report.write_atomic(html_path, page.render(checked.doc, page.feedback_of(checked.results)))
-    sys.exit(ExitStatus.OK if checked.ok else ExitStatus.FAILED)
+    sys.exit(command.main(problems=problems, course_path=course_path, path=path, json_path=json_path,
+                          html_path=html_path))
 
 
 @main.command()
@@ -120,21 +94,9 @@ def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
     Then check it as it will be graded: grade check --path hand-in.zip
     Exits 0 when every module is there and not the released stub.
     """
-    from grader.course import manifest as course_mod
-    from grader.intake import handin
+    from grader.commands import pack as command
 
-    course = course_mod.load(course_path)
-    packed = handin.pack(course, source or course.exercises, out)
-    for note in packed.notes:
-        click.echo(f"note: {note}")
-    if packed.error:
-        click.echo(f"{packed.path}: cannot be graded: {packed.error}", err=True)
-    else:
-        click.echo(f"{packed.path}: will be graded from {', '.join(packed.modules) or 'no course module'}"
-                   + (f"; missing {', '.join(packed.missing)}" if packed.missing else ""))
-    if packed.ready:
-        click.echo(f"check it as it will be graded: grade check --path {packed.path}")
-    sys.exit(ExitStatus.OK if packed.ready else ExitStatus.FAILED)
+    sys.exit(command.main(source=source, out=out, course_path=course_path))
 
 
 @main.command()
@@ -215,14 +177,9 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
       grade release --out release/ --nbgrader-dir nbgrader_course/
       cd nbgrader_course && nbgrader generate_assignment <assignment> --force
     """
-    from grader.course import manifest as course_mod
-    from grader.commands import nbsource
-    from grader.commands import release as release_mod
+    from grader.commands import release as command
 
-    course = course_mod.load(course_path)
-    files = release_mod.build(course, out_dir)
-    click.echo(f"{out_dir}: {len(files)} files (stubs, public suites, course.json, README, the grader)")
-    click.echo(f"{nbsource.write_course(course, nbgrader_dir)}: the nbgrader source notebook")
+    sys.exit(command.main(out_dir=out_dir, nbgrader_dir=nbgrader_dir, course_path=course_path))
 
 
 @main.command()
@@ -300,11 +257,9 @@ def gradescope_zip(out: Path, course_path: Path) -> None:
     /autograder/results/results.json. Example:
       grade gradescope-zip --out autograder.zip
     """
-    from grader.course import manifest as course_mod
-    from grader.commands import gradescope_zip as builder
+    from grader.commands import gradescope_zip as command
 
-    entries = builder.build(course_mod.load(course_path), out)
-    click.echo(f"{out}: {len(entries)} files (setup.sh, run_autograder, requirements.txt, grader/, course/)")
+    sys.exit(command.main(out=out, course_path=course_path))
 
 
 @main.command()
@@ -328,19 +283,9 @@ def precompute(course_path: Path, check_only: bool) -> None:
     Example:
       grade precompute && git add tests/public/*.json
     """
-    from grader.course import manifest as course_mod
-    from grader.commands import precompute as pre
-    from grader import report
+    from grader.commands import precompute as command
 
-    files = pre.build(course_mod.load(course_path))
-    stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
-    for path in stale if check_only else files:
-        if check_only:
-            click.echo(f"{path}: out of date (run `grade precompute`)", err=True)
-        else:
-            report.write_atomic(path, files[path])
-            click.echo(f"wrote {path}")
-    sys.exit(ExitStatus.FAILED if check_only and stale else ExitStatus.OK)
+    sys.exit(command.main(course_path=course_path, check_only=check_only))
 
 
 @main.command()
@@ -364,20 +309,6 @@ def trace(course_path: Path, path: Path | None, settings: tuple[str, ...], list_
       grade trace --case row_x10=3     # the-block: token 3's embedding times 10
       grade trace --case random        # the-block: random weights, two heads, gamma and beta set
     """
-    from grader.course import manifest as course_mod
-    from grader.feedback import trace as trace_mod, traceview
+    from grader.commands import trace as command
 
-    course = course_mod.load(course_path)
-    if list_cases:
-        for key, (default, what) in trace_mod.case_options(course).items():
-            click.echo(f"--case {key}=VALUE  (default {json.dumps(default)}){': ' + what if what else ''}")
-        sys.exit(ExitStatus.OK)
-    case = trace_mod.case_from(course, settings)
-    folder = path or course.exercises
-    if not folder.is_dir():
-        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
-    result = trace_mod.run(course, folder, case)
-    asked = ", ".join(settings)
-    traceview.trace_table(result, console(), title=f"The worked example through your functions in {folder} "
-                                                   f"({asked or 'as in the course'})")
-    sys.exit(ExitStatus.OK if result.matches else ExitStatus.FAILED)
+    sys.exit(command.main(course_path=course_path, path=path, settings=settings, list_cases=list_cases))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from grader.errors import GradeError
-from grader.feedback.compare import split_diagnosis
+from grader.feedback.mismatch import split_diagnosis
 
 SCHEMA_PATH = Path(__file__).with_name("score.schema.json")
 

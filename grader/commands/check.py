@@ -4,11 +4,49 @@ exit verdict. The CLI and the notebook's :func:`grader.commands.jupyter.check` (
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from grader.course.manifest import Course
+from grader.errors import ExitStatus, GradeError
+
+
+def main(*, problems: Sequence[str], course_path: Path, path: Path | None, json_path: Path | None,
+         html_path: Path | None) -> ExitStatus:
+    """Check the modules at ``path`` (default: the course's exercises/), a folder or a hand-in, print the
+    table and write the files asked for; the exit status (0 only when every test passes)."""
+    import click
+
+    from grader.course import manifest as course_mod
+    from grader.feedback.glyphs import console
+
+    course = course_mod.load(course_path)
+    folder = path or course.exercises
+    if not folder.exists():
+        raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder, or your hand-in)")
+    for name in problems:
+        course.problem(name)
+    warning = foreign_code_warning(folder) if path is not None else None
+    if warning:
+        click.echo(warning, err=True)
+    work = Path(tempfile.mkdtemp(prefix="grade-check-"))
+    try:
+        checked = check(course, as_graded(course, folder, work), problems)
+        from grader import report                        # after: it imports numpy, the worker starts first
+
+        report.problem_table(checked.doc, console(), full_points=checked.full_points)
+        if json_path:
+            report.write_score(checked.doc, json_path)
+        if html_path:
+            from grader.feedback import page
+
+            report.write_atomic(html_path, page.render(checked.doc, page.feedback_of(checked.results)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return ExitStatus.OK if checked.ok else ExitStatus.FAILED
 
 
 @dataclass(frozen=True)
@@ -81,7 +119,6 @@ def as_graded(course: Course, path: Path, work: Path) -> Path:
     notes (what was left out, and why) are printed. Hand-in and check read alike."""
     import click
 
-    from grader.errors import GradeError
     from grader.intake import collect
 
     if path.is_file() and path.suffix not in collect.SUFFIXES:

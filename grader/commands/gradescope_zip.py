@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from grader.commands.release import PACKAGE, Content, package_files
 from grader.course.manifest import Course, settings
-from grader.errors import GradeError
+from grader.errors import ExitStatus, GradeError
 from grader.report import write_atomic
 
 TEMPLATES = Path(__file__).with_name("gradescope")
@@ -73,3 +73,14 @@ def build(course: Course, out: Path) -> list[str]:
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     write_atomic(Path(out), buffer.getvalue())
     return list(entries)
+
+
+def main(*, out: Path, course_path: Path) -> ExitStatus:
+    """Build the autograder zip of the course at ``course_path`` into ``out``, saying so."""
+    import click
+
+    from grader.course import manifest as course_mod
+
+    entries = build(course_mod.load(course_path), out)
+    click.echo(f"{out}: {len(entries)} files (setup.sh, run_autograder, requirements.txt, grader/, course/)")
+    return ExitStatus.OK

@@ -1,4 +1,4 @@
-"""The nbgrader source notebook of an assignment, written with nbformat, and the course folder around it.
+"""The nbgrader source notebook of an assignment, made with nbformat (``grade release`` writes it).
 
 One notebook, ``source/<assignment>/<assignment>.ipynb``: an introduction, then for each problem a markdown
 cell (the stub's text and what the public tests check), a solution cell (:mod:`grader.intake.solution_cell`) and a
@@ -10,11 +10,9 @@ functions with the public suites; its hidden part, between ``### BEGIN HIDDEN TE
 from __future__ import annotations
 
 import ast
-from pathlib import Path, PurePosixPath
 
 from grader.course.manifest import Course
 from grader.errors import GradeError
-from grader.commands.release import MARKER, public_files, write_tree
 from grader.intake.solution_cell import weave
 
 TEST_CELL = """\
@@ -26,14 +24,6 @@ hidden_tests = None
 hidden_tests = ({course!r}, {assignment!r})
 ### END HIDDEN TESTS
 points({name!r}, hidden_tests)"""
-
-CONFIG = f"""\
-# nbgrader settings written once by `grade release` (never overwritten: edit freely).
-c = get_config()  # noqa: F821 (nbgrader provides it)
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "{MARKER}"]
-c.Execute.timeout = 300  # seconds per cell; a test cell grades its problem with the course's own time limits
-"""
-
 
 def _fenced(text: str) -> str:
     return f"```text\n{text.strip()}\n```" if text.strip() else ""
@@ -104,22 +94,3 @@ def notebook(course: Course):
         "language_info": {"name": "python"}})
     nbformat.validate(nb)
     return nb
-
-
-def write_course(course: Course, course_dir: Path) -> Path:
-    """Write ``source/<assignment>/`` (the notebook, the student course.json and the public suites) into an
-    nbgrader course folder, and its ``nbgrader_config.py`` when there is none.
-
-    :returns: the notebook's path.
-    :raises GradeError: as :func:`notebook`, or ``source/<assignment>`` exists and was not generated.
-    """
-    import nbformat
-
-    name = f"{course.assignment}.ipynb"
-    files = {**public_files(course), PurePosixPath(name): nbformat.writes(notebook(course)) + "\n"}
-    folder = Path(course_dir) / "source" / course.assignment
-    write_tree(files, folder)
-    config = Path(course_dir) / "nbgrader_config.py"
-    if not config.exists():
-        config.write_text(CONFIG, encoding="utf-8")
-    return folder / name

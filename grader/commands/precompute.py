@@ -21,11 +21,12 @@ import pytest
 
 from grader.course.manifest import Course
 from grader.course.modules import forget_other_courses, import_course_module
-from grader.errors import GradeError
+from grader.errors import ExitStatus, GradeError
 from grader.feedback.figures import Figures
 from grader.feedback.mistakes import Catalogue, Recorder, precompute
 from grader.feedback.standins import test_key
-from grader.grading.plugin import PYTEST_INI, load_reference, suite_files
+from grader.grading.callplan import suite_files
+from grader.grading.plugin import PYTEST_INI, load_reference
 
 
 class InProcess:
@@ -171,3 +172,22 @@ def build(course: Course) -> dict[Path, str]:
     if not files:
         raise GradeError(f"{course.path}: field 'feedback': names no data file to precompute")
     return files
+
+
+def main(*, course_path: Path, check_only: bool) -> ExitStatus:
+    """Write every file :func:`build` makes that changed (with ``check_only``, write nothing and name the
+    files out of date); the exit status (1: ``check_only`` found one)."""
+    import click
+
+    from grader import report
+    from grader.course import manifest as course_mod
+
+    files = build(course_mod.load(course_path))
+    stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
+    for path in stale if check_only else files:
+        if check_only:
+            click.echo(f"{path}: out of date (run `grade precompute`)", err=True)
+        else:
+            report.write_atomic(path, files[path])
+            click.echo(f"wrote {path}")
+    return ExitStatus.FAILED if check_only and stale else ExitStatus.OK

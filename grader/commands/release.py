@@ -1,4 +1,5 @@
-"""The student release: stubs, public suites, a student course.json and README, and the grader itself.
+"""``grade release``: the student release (stubs, public suites, a student course.json and README, and the grader
+itself) and the nbgrader source folder around the assignment's notebook (:mod:`grader.commands.nbsource`).
 
 Nothing from the solutions or the hidden suites goes in: the student course.json is built from the loaded
 course without them, and only the files listed here are copied. A release folder is written whole (in a
@@ -16,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Mapping, Union
 
 from grader.course.manifest import Course
-from grader.errors import GradeError
+from grader.errors import ExitStatus, GradeError
 
 MARKER = ".grade-generated"
 PACKAGE = Path(__file__).resolve().parents[1]      # grader/, this module being grader/commands/release.py
@@ -242,3 +243,46 @@ def build(course: Course, out: Path) -> list[PurePosixPath]:
              PurePosixPath("README.md"): student_readme(course)}
     write_tree(files, out)
     return sorted(files)
+
+
+CONFIG = f"""\
+# nbgrader settings written once by `grade release` (never overwritten: edit freely).
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "{MARKER}"]
+c.Execute.timeout = 300  # seconds per cell; a test cell grades its problem with the course's own time limits
+"""
+
+
+def write_nbgrader_source(course: Course, course_dir: Path) -> Path:
+    """Write ``source/<assignment>/`` (the notebook, the student course.json and the public suites) into an
+    nbgrader course folder, and its ``nbgrader_config.py`` when there is none.
+
+    :returns: the notebook's path.
+    :raises GradeError: as :func:`grader.commands.nbsource.notebook`, or ``source/<assignment>`` exists and was
+        not generated.
+    """
+    import nbformat
+
+    from grader.commands.nbsource import notebook
+
+    name = f"{course.assignment}.ipynb"
+    files = {**public_files(course), PurePosixPath(name): nbformat.writes(notebook(course)) + "\n"}
+    folder = Path(course_dir) / "source" / course.assignment
+    write_tree(files, folder)
+    config = Path(course_dir) / "nbgrader_config.py"
+    if not config.exists():
+        config.write_text(CONFIG, encoding="utf-8")
+    return folder / name
+
+
+def main(*, out_dir: Path, nbgrader_dir: Path, course_path: Path) -> ExitStatus:
+    """Write the student release into ``out_dir`` and the nbgrader source into ``nbgrader_dir``, saying so."""
+    import click
+
+    from grader.course import manifest as course_mod
+
+    course = course_mod.load(course_path)
+    files = build(course, out_dir)
+    click.echo(f"{out_dir}: {len(files)} files (stubs, public suites, course.json, README, the grader)")
+    click.echo(f"{write_nbgrader_source(course, nbgrader_dir)}: the nbgrader source notebook")
+    return ExitStatus.OK

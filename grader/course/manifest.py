@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
 
+from grader.course.fields import _fail, _get, _only_known
 from grader.course.late import LatePolicy, parse_iso
 from grader.course.limits import Limits
 from grader.errors import GradeError
@@ -125,45 +125,9 @@ class Course:
         return [p.name for p in self.problems]
 
 
-def _fail(path: Path, field: str, message: str) -> GradeError:
-    return GradeError(f"{path}: field {field!r}: {message}")
-
-
 TOP_LEVEL = ("assignment", "title", "exercises", "solutions", "limits", "imports", "release_hidden_details",
              "feedback", "problems", "due", "late_policy", "lms")
 PROBLEM = ("name", "module", "functions", "points", "public", "hidden")
-
-
-def _only_known(data: dict, known: Iterable[str], path: Path, where: str = "") -> None:
-    """A key that nothing reads is a typo until shown otherwise (``"limts"`` would silently be no limits):
-    one line naming it and the closest known key."""
-    known = sorted(known)
-    for key in data:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise _fail(path, f"{where}{key}", f"unknown field ({hint}known: {', '.join(known)})")
-
-
-def _get(data: dict, key: str, kind, path: Path, where: str, default: Any = ...) -> Any:
-    field = f"{where}{key}"
-    if key not in data:
-        if default is ...:
-            raise _fail(path, field, "is missing")
-        return default
-    value = data[key]
-    if kind is float:
-        ok = type(value) in (int, float) and value >= 0
-        expected = "a number >= 0"
-    elif kind is str:
-        ok = isinstance(value, str) and value != ""
-        expected = "a non-empty string"
-    else:
-        ok = isinstance(value, kind)
-        expected = f"a {kind.__name__}"
-    if not ok:
-        raise _fail(path, field, f"must be {expected}, got {json.dumps(value)[:60]}")
-    return value
 
 
 def _suite(root: Path, value: str | None, path: Path, field: str) -> Path | None:

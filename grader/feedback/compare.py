@@ -7,118 +7,24 @@ student object is ever called here: the worker only sends ndarrays and JSON data
 
 A check given ``diagnose=`` asks it, after a failure, which known mistake the student's output matches
 (see :mod:`grader.feedback.mistakes`); the check itself never changes.
+
+This module is what the suites import: the array checks live here, :class:`Mismatch` and the diagnose
+protocol in :mod:`grader.feedback.mismatch`, the checks of plain data in :mod:`grader.feedback.plain`.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from grader.errors import StudentError
 from grader.feedback import diff
+from grader.feedback.mismatch import Diagnose, Diagnosis, Mismatch, Same, _describe, either
+from grader.feedback.plain import assert_equal, assert_keys, assert_raises, assert_types
 
 __all__ = ["Diagnosis", "Mismatch", "either", "assert_array", "assert_attempt", "assert_close", "assert_close_any",
            "assert_close_own", "assert_equal", "assert_keys", "assert_raises", "assert_types", "same_array"]
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """A known mistake that a student's output matches: its catalogue id and one line the student can act on.
-    Or a hint (id ``hint.<what>``): a fact about the student's outputs when no known mistake explains them
-    ("right with 1 head, wrong with 2"), true whatever the mistake behind it."""
-
-    mistake: str
-    message: str
-
-
-Same = Callable[[Any, Any], bool]
-"""``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's tolerance?"""
-
-Diagnose = Callable[[Any, Sequence[Any], Same], "Diagnosis | None"]
-"""``diagnose(got, expected, same)``: the one known mistake ``got`` matches (never one that ``same`` also
-finds in an ``expected`` value), or None."""
-
-
-def either(*diagnoses: Diagnose) -> Diagnose:
-    """The first of ``diagnoses`` that names something: the catalogue's known mistakes first, then a test's
-    own hint, a fact about the student's outputs (e.g. "right with one head, wrong with two") that holds
-    whatever the mistake behind it."""
-    def diagnose(got: Any, expected: Sequence[Any], same: Same) -> "Diagnosis | None":
-        for candidate in diagnoses:
-            found = candidate(got, expected, same)
-            if found is not None:
-                return found
-        return None
-
-    return diagnose
-
-
-class Mismatch(AssertionError):
-    """A failed comparison.
-
-    A hidden test's output (:attr:`public`) is made of the grader's own words only. Nothing in it may come
-    from the student's value, not even its shape, dtype, type, keys or how many entries are NaN: their
-    code chooses those, and could write a hidden input into them (say, as the dims of a zero-size array)
-    to read it back in the feedback. What is wrong with their value in particular goes in ``detail``.
-
-    :param what: the plain sentence saying what was checked, e.g. "layernorm of a 3×4 input with eps = 0.1".
-    :param wrong: what is wrong, in fixed words and facts about the expected value only (its type, shape,
-        key names), e.g. "wrong shape: expected (3, 4)": shown for hidden tests.
-    :param detail: the student's value and the numbers: their shape and dtype, errors against the
-        tolerance, indices, an excerpt (public tests only); or a function that makes that text, called
-        only if it is read (a hidden test never shows it).
-    :param arrays: ``{"expected": ..., "got": ...}``, float64 arrays of one shape, for the feedback page.
-    """
-
-    def __init__(self, what: str, wrong: str, detail: str | Callable[[], str] = "", *,
-                 arrays: Mapping[str, np.ndarray] | None = None):
-        self.what, self.wrong, self._detail = what, wrong, detail
-        self.arrays = dict(arrays or {})
-        self.diagnosis: Diagnosis | None = None
-        super().__init__(what)
-
-    @property
-    def detail(self) -> str:
-        if callable(self._detail):
-            self._detail = self._detail()
-        return self._detail
-
-    def __str__(self) -> str:
-        return self.full
-
-    @property
-    def public(self) -> str:
-        """The sentence, what is wrong, and the diagnosis: no inputs, no expected values, nothing of the
-        student's value."""
-        text = f"{self.what}: {self.wrong}"
-        return text + (f"\ndiagnosis: {self.diagnosis.message}" if self.diagnosis else "")
-
-    @property
-    def full(self) -> str:
-        return self.public + (f"\n{self.detail}" if self.detail else "")
-
-    def feedback(self, public: bool) -> dict:
-        """What a feedback page may use: the diagnosed mistake's id, and the arrays only when ``public``."""
-        data: dict = {"diagnosis": self.diagnosis.mistake} if self.diagnosis else {}
-        if public and self.arrays:
-            data.update(self.arrays)
-        return data
-
-
-def _a(noun: str) -> str:
-    return ("an " if noun[0] in "aeiou" else "a ") + noun
-
-
-def _describe(value: Any) -> str:
-    """The student's value in a few words, for ``detail`` only."""
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
-    if isinstance(value, (bool, int, float)):
-        return f"{_a(type(value).__name__)} ({value!r})"
-    return _a(type(value).__name__)
 
 
 def _check_array(got: Any, expected: np.ndarray, what: str) -> np.ndarray:
@@ -315,136 +221,3 @@ def assert_close_own(got: Any, own: Any, *, what: str, rtol: float = 1e-5, atol:
     if off.any():
         raise Mismatch(what, "your outputs differ where the property says they are equal", detail,
                        arrays={"expected": own64, "got": got64})
-
-
-def assert_raises(call: Callable[[], Any], exception: type[BaseException], *, what: str) -> None:
-    """``call()`` (a call of a student function) must raise ``exception``, a built-in exception class, or
-    a subclass of it. Any other failure of the call (a timeout, NotImplementedError) stands as it is.
-
-    :raises Mismatch: when the call returns, or raises another exception.
-    """
-    try:
-        call()
-    except StudentError as err:
-        if err.kind != "raised":
-            raise
-        if exception.__name__ not in err.builtins:
-            raise Mismatch(what, f"expected {exception.__name__}, got another exception", err.public) from None
-        return
-    except exception:                    # a function called in this process (the bench's baseline)
-        return
-    raise Mismatch(what, f"expected {exception.__name__} to be raised, but the call returned a value")
-
-
-def _number(value: Any) -> bool:
-    """An int or a float of Python or numpy (not a bool): a count to compare by value."""
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
-def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
-    """The Mismatch for plain data whose values differ, or None when equal. Numbers compare by value
-    (7.0 is 7), a dict by the expected keys (extra keys are :func:`assert_keys`' business)."""
-    if isinstance(expected, dict):
-        if type(got) is not dict:
-            return Mismatch(what, f"expected a dict with keys {sorted(expected)}, got another kind of value",
-                            f"yours: {_describe(got)}")
-        missing = sorted(set(expected) - set(got))      # the expected keys may be named, never theirs
-        if missing:
-            return Mismatch(what, f"missing keys {missing}")
-        for key in expected:
-            if _number(expected[key]) and not _number(got[key]):
-                return Mismatch(what, f"{key!r} should be a number", f"yours: {_describe(got[key])}")
-        wrong = [key for key in expected if _equal_mismatch(got[key], expected[key], what) is not None]
-        if wrong:
-            lines = [f"{key!r}: yours {got[key]!r}, expected {expected[key]!r}"
-                     + (f" (off by {got[key] - expected[key]:+,})" if _number(expected[key]) else "")
-                     for key in wrong]
-            noun = "is not the expected count" if len(wrong) == 1 else "are not the expected counts"
-            return Mismatch(what, f"{', '.join(map(repr, wrong))} {noun}", "\n".join(lines))
-        return None
-    if _number(expected):
-        if not _number(got):
-            return Mismatch(what, "expected a number, got another kind of value", f"yours {got!r}, expected {expected!r}")
-        if got != expected:
-            return Mismatch(what, "not the expected value", f"yours {got!r}, expected {expected!r}")
-        return None
-    if type(got) is not type(expected):
-        return Mismatch(what, f"expected {_a(type(expected).__name__)}, got another kind of value",
-                        f"yours: {_describe(got)}")
-    if got != expected:
-        return Mismatch(what, "not the expected value", f"yours {got!r}, expected {expected!r}")
-    return None
-
-
-def _dict_of(got: Any, expected: dict, what: str) -> None:
-    if type(got) is not dict:
-        raise Mismatch(what, f"expected a dict with keys {sorted(expected)}, got another kind of value",
-                       f"yours: {_describe(got)}")
-
-
-def assert_keys(got: Any, expected: dict, *, what: str) -> None:
-    """A dict with exactly ``expected``'s keys, whatever its values.
-
-    :raises Mismatch: naming the missing keys, and saying (never naming) that there are others.
-    """
-    _dict_of(got, expected, what)
-    if set(got) != set(expected):                        # the expected keys may be named, never theirs
-        missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected), key=str)
-        wrong = " and ".join(([f"missing {missing}"] if missing else [])
-                             + (["has keys that are not expected"] if extra else []))
-        raise Mismatch(what, f"wrong keys: {wrong}", f"unexpected keys: {extra}" if extra else "")
-
-
-def assert_types(got: Any, expected: Any, *, what: str) -> None:
-    """The kind of value, whatever the value: each value of the very type of ``expected``'s (a Python
-    ``int``, not ``7.0``, ``True`` or ``numpy.int64``); for a dict, at each expected key (other keys are
-    :func:`assert_keys`' business).
-
-    :raises Mismatch: naming the missing keys or the first key of the wrong type.
-    """
-    if isinstance(expected, dict):
-        _dict_of(got, expected, what)
-        missing = sorted(set(expected) - set(got))
-        if missing:
-            raise Mismatch(what, f"missing keys {missing}")
-        for key in expected:
-            assert_types(got[key], expected[key], what=f"{what}: {key!r}")
-        return
-    if type(got) is not type(expected):
-        raise Mismatch(what, f"should be {_a(type(expected).__name__)}", f"yours: {_describe(got)}")
-
-
-def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None = None) -> None:
-    """Equality of values for plain data: numbers, strings, and dicts of them (e.g. parameter counts).
-
-    ``7.0`` and ``numpy.int64(7)`` are accepted for ``7`` (``True`` is not), and a dict is compared on the
-    expected keys: the types and the exact keys are checks of their own (:func:`assert_types`,
-    :func:`assert_keys`).
-
-    :param diagnose: asked after a failure which known mistake ``got`` matches (see :data:`Diagnose`).
-    :raises Mismatch: naming the keys or the value that differ.
-    """
-    def same(a: Any, b: Any) -> bool:
-        return _equal_mismatch(a, b, what) is None
-
-    err = _equal_mismatch(got, expected, what)
-    if err is None:
-        return
-    if diagnose is not None:
-        err.diagnosis = diagnose(got, [expected], same)
-    raise err
-
-
-def split_diagnosis(test: Mapping) -> tuple[str | None, str]:
-    """A score document's test entry -> (the grader's diagnosis message or None, the rest of its output).
-
-    Only a test the grader diagnosed (its entry has a ``diagnosis`` id) has one, always the output's second
-    line (:attr:`grader.feedback.compare.Mismatch.public`): a line "diagnosis: ..." that the student's code printed is
-    part of the output like any other.
-    """
-    output = test.get("output", "")
-    first, _, rest = output.partition("\n")
-    line, _, after = rest.partition("\n")
-    if test.get("diagnosis") and line.startswith("diagnosis: "):
-        return line[len("diagnosis: "):], first + ("\n" + after if after else "")
-    return None, output

@@ -21,7 +21,6 @@ which is used first. Outputs are looked up by a hash of the function name and th
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import warnings
 from dataclasses import dataclass
@@ -33,9 +32,8 @@ import numpy as np
 
 from grader.course.modules import import_course_module
 from grader.errors import GradeError
-from grader.feedback.compare import Diagnose, Diagnosis, Same
-
-Outputs = dict[str, list[Any]]       # mistake id -> the outputs of its variants on one call
+from grader.feedback.mismatch import Diagnose, Diagnosis, Same
+from grader.feedback.outputs import Outputs, call_key, decode, encode
 
 
 @dataclass(frozen=True)
@@ -74,34 +72,6 @@ def fit(id: str, message: str, values: Sequence[float], **variants: Callable[[fl
 def family(mistake_id: str) -> str:
     """The mistake a catalogue id belongs to: ``"layernorm.eps@1e-06"`` -> ``"layernorm.eps"``."""
     return mistake_id.partition("@")[0]
-
-
-def call_key(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
-    """A stable hash of a call: the function name and the arguments' types, shapes, dtypes and bytes."""
-    digest = hashlib.sha256(function.encode())
-
-    def feed(value: Any) -> None:
-        if isinstance(value, np.ndarray):
-            digest.update(f"nd{value.dtype.str}{value.shape}".encode())
-            digest.update(np.ascontiguousarray(value).tobytes())
-        elif isinstance(value, dict):
-            digest.update(b"{")
-            for key in sorted(value):
-                feed(key)
-                feed(value[key])
-            digest.update(b"}")
-        elif isinstance(value, (list, tuple)):
-            digest.update(b"[")
-            for item in value:
-                feed(item)
-            digest.update(b"]")
-        else:
-            value = value.item() if isinstance(value, np.generic) else value
-            digest.update(repr((type(value).__name__, value)).encode())
-
-    feed(list(args))
-    feed(dict(kwargs))
-    return digest.hexdigest()[:32]
 
 
 def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: Sequence[Any],
@@ -175,35 +145,10 @@ def run_variants(catalogue: Sequence[Mistake], function: str, args: Sequence[Any
     return outputs
 
 
-def encode(outputs: Outputs) -> dict:
-    """Outputs as JSON data: arrays as ``{"array": nested lists}`` (12 significant digits, NaN and inf kept),
-    duplicates within a mistake dropped."""
-    def one(value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            flat = [float(f"{v:.12g}") for v in np.asarray(value, dtype=np.float64).ravel()]
-            return {"array": np.array(flat).reshape(value.shape).tolist()}
-        return value
-
-    encoded = {}
-    for mid, outs in outputs.items():
-        seen = []
-        for out in map(one, outs):
-            if out not in seen:
-                seen.append(out)
-        encoded[mid] = seen
-    return encoded
-
-
-def decode(data: Mapping[str, list]) -> Outputs:
-    """The inverse of :func:`encode`: ``{"array": ...}`` back to float64 ndarrays."""
-    return {mid: [np.array(o["array"], dtype=np.float64) if isinstance(o, dict) and set(o) == {"array"} else o
-                  for o in outs] for mid, outs in data.items()}
-
-
 class Catalogue:
     """The course's known mistakes, as the suites' ``mistakes`` fixture.
 
-    ``mistakes.<function>(*args, **kwargs)`` returns a :data:`~grader.feedback.compare.Diagnose` for a check on the
+    ``mistakes.<function>(*args, **kwargs)`` returns a :data:`~grader.feedback.mismatch.Diagnose` for a check on the
     student's ``<function>(*args, **kwargs)``. Precomputed outputs are used first, then the live variants
     (computed once per call and kept). With neither, the diagnosis is None.
 
@@ -255,7 +200,7 @@ class Catalogue:
 
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> "Call":
         """The known mistakes on the student's ``function(*args, **kwargs)``: a
-        :data:`~grader.feedback.compare.Diagnose` for a check on it, whose ``outputs()`` are the mistakes' outputs."""
+        :data:`~grader.feedback.mismatch.Diagnose` for a check on it, whose ``outputs()`` are the mistakes' outputs."""
         return Call(self, function, args, kwargs)
 
     def __getattr__(self, function: str) -> Callable[..., Diagnose]:
@@ -268,7 +213,8 @@ class Catalogue:
 class Call:
     """The known mistakes on one call of a student's function (``mistakes.block(x, params)``).
 
-    Calling it is a :data:`~grader.feedback.compare.Diagnose`; :meth:`outputs` gives mistake id -> its variants' outputs.
+    Calling it is a :data:`~grader.feedback.mismatch.Diagnose`; :meth:`outputs` gives mistake id -> its
+    variants' outputs.
     """
 
     catalogue: "Catalogue | Recorder"

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from grader.feedback.compare import split_diagnosis
+from grader.feedback.mismatch import split_diagnosis
 
 MAX_ROWS, MAX_COLUMNS = 12, 16      # cells shown per heat map; larger arrays are cut, and the page says so
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from grader.errors import GradeError
 from grader.feedback.compare import same_array
-from grader.feedback.mistakes import call_key
+from grader.feedback.outputs import call_key
 from grader.sandbox.replies import NotSpecified
 
 Signature = list[tuple[str, bool, Any]]      # (parameter, has a default, the default)

@@ -19,7 +19,8 @@ from grader.course.manifest import Course, CourseFile
 from grader.course.manifest import load as load_course
 from grader.course.modules import forget_other_courses
 from grader.errors import GradeError
-from grader.grading.plugin import GradingPlugin, PYTEST_INI, suite_files
+from grader.grading.callplan import suite_files
+from grader.grading.plugin import GradingPlugin, PYTEST_INI
 from grader.grading.results import Graded, Job
 from grader.sandbox.client import Worker
 from grader.sandbox.policy import PROCESS, describe

@@ -8,7 +8,6 @@ Student code runs only in the sandboxed worker behind the proxy. Each collected 
 from __future__ import annotations
 
 import importlib
-import inspect
 import socket
 import sys
 import time
@@ -21,16 +20,17 @@ import pytest
 from grader.course.manifest import Course, Problem
 from grader.course.modules import forget_other_courses
 from grader.errors import GradeError, GraderFault, StudentError
-from grader.feedback.compare import Mismatch
+from grader.feedback.mismatch import Mismatch
 from grader.feedback.figures import Figures
+from grader.grading import callplan
 from grader.grading.results import Graded, Job, TestResult
+from grader.grading.verdicts import verdict
 from grader.sandbox.client import Worker, started_worker
 from grader.sandbox.policy import describe
-from grader.sandbox.proxy import Planned, Recorded, Recorder, Student
+from grader.sandbox.proxy import Planned, Student
 from grader.sandbox.zygote import Zygote
 
 PYTEST_INI = Path(__file__).with_name("pytest.ini")
-MAX_SHOWN_OUTPUT = 2000
 
 
 def load_reference(course: Course) -> SimpleNamespace:
@@ -47,29 +47,6 @@ def load_reference(course: Course) -> SimpleNamespace:
     finally:
         sys.path.remove(str(course.solutions))
     return SimpleNamespace(**{f: getattr(modules[p.module], f) for p in course.problems for f in p.functions})
-
-
-def _message(exc: BaseException, public: bool, function_output: str) -> tuple[str, str, str]:
-    """(status, kind, output) for a test that raised ``exc``."""
-    if isinstance(exc, Mismatch):
-        status, kind, text = "failed", "mismatch", exc.full if public else exc.public
-    elif isinstance(exc, StudentError):
-        status, kind = "error", exc.kind
-        text = exc.public + (f"\n{exc.detail}" if exc.detail else "") if public else exc.message
-    elif isinstance(exc, AssertionError):
-        status, kind, text = "failed", "assertion", (str(exc) or "assertion failed") if public else "assertion failed"
-    elif isinstance(exc, pytest.fail.Exception):
-        status, kind, text = "failed", "assertion", (exc.msg or "failed") if public else "failed"
-    elif isinstance(exc, pytest.skip.Exception):
-        status, kind, text = "failed", "skipped", "skipped: a skipped test earns no points"
-    else:
-        status, kind = "error", "grader_error"         # a suite's own error: its text may hold a student value
-        text = f"error in the test itself: {type(exc).__name__}: {exc}" if public else "error in the test itself"
-    if public and function_output.strip():
-        shown = function_output if len(function_output) <= MAX_SHOWN_OUTPUT else (
-            function_output[:MAX_SHOWN_OUTPUT] + "\n[... output cut ...]")
-        text += f"\nyour code printed:\n{shown.rstrip()}"
-    return status, kind, text
 
 
 class GradingPlugin:
@@ -165,30 +142,13 @@ class GradingPlugin:
         return pytest.TestReport(item.nodeid, item.location, {}, outcome, verdict[2] or None, call.when,
                                  duration=call.duration, start=call.start, stop=call.stop)
 
-    def _items(self, session: pytest.Session) -> list[tuple[pytest.Item, Problem, float, str]]:
+    def _items(self, session: pytest.Session) -> list[callplan.Row]:
         if self._collect_errors:
             raise GradeError("a suite failed to load: " + "; ".join(self._collect_errors))
-        table, totals = [], {}
-        for item in session.items:
-            problem, public = self._suites[Path(item.path).resolve()]
-            self._public[item.nodeid] = public
-            self._direct_args[item.nodeid] = self._direct(item)
-            marker = item.get_closest_marker("points")
-            if marker is None or not marker.args or not isinstance(marker.args[0], (int, float)) \
-                    or marker.args[0] <= 0:
-                raise GradeError(f"{item.nodeid}: needs @pytest.mark.points(p) with p > 0")
-            points = float(marker.args[0])
-            totals[problem.name] = totals.get(problem.name, 0.0) + points
-            visibility = "visible" if item.path.resolve() == problem.public else "after_published"
-            table.append((item, problem, points, visibility))
-        # Every public test before any hidden one (calls are sent ahead by phase, and a public test's output
-        # must never follow a hidden test's calls), the wiring tests last in each (they are not sent ahead).
-        table.sort(key=lambda row: (row[3] != "visible", _is_wiring(row[0])))
-        if self.hidden:
-            for problem in self.course.problems:
-                if abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
-                    raise GradeError(f"{self.course.path}: field 'points' of {problem.name!r}: the suites' "
-                                     f"tests add up to {totals.get(problem.name, 0.0):g}, not {problem.points:g}")
+        table = callplan.run_order(session.items, self._suites, self.course, self.hidden)
+        for item, *_ in table:
+            self._public[item.nodeid] = self._suites[Path(item.path).resolve()][1]
+            self._direct_args[item.nodeid] = callplan.direct_args(item)
         return table
 
     def start_early(self) -> None:
@@ -220,27 +180,11 @@ class GradingPlugin:
             self.error = exc
         return True
 
-    def _plan_calls(self, items: list) -> None:
-        """Learn the calls to send ahead for every submission (see :mod:`grader.sandbox.proxy`): run each plain test
-        with a :class:`~grader.sandbox.proxy.Recorder` for ``student``, which records its first call and stops it
-        there. No student code runs, and the plan is the same for every student, whoever was graded before.
-        Only with a zygote (calls are sent ahead to forked workers)."""
-        if not self.warm:
-            return
-        self._student = recorder = Recorder(self.course.functions)
-        try:
-            for item, _, _, visibility in items:
-                names = self._direct_args[item.nodeid]
-                if names is None or _is_wiring(item):
-                    continue
-                recorder.start_test(item.nodeid, visibility == "visible")
-                try:
-                    item.obj(**{name: self._value(name, item.nodeid) for name in names})
-                except (Recorded, Exception, pytest.skip.Exception, pytest.fail.Exception):
-                    pass                                 # a test that fails before calling: nothing to plan
-        finally:
-            self._student = None
-        self._plan = recorder.made
+    def _plan_calls(self, items: list[callplan.Row]) -> None:
+        """Learn the calls to send ahead (:func:`grader.grading.callplan.record_plan`); only with a zygote
+        (calls are sent ahead to forked workers)."""
+        if self.warm:
+            self._plan = callplan.record_plan(items, self._direct_args, self.course.functions, self._value)
 
     def _worker(self, job: Job) -> Worker:
         """This submission's worker: the one started early, or forked from the zygote (restarted if a
@@ -278,22 +222,11 @@ class GradingPlugin:
         if exc is None:
             self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
         else:
-            self._verdicts.setdefault(item.nodeid, _message(exc, public, output))
+            self._verdicts.setdefault(item.nodeid, verdict(exc, public, output))
             if isinstance(exc, Mismatch):
                 self._feedback.setdefault(item.nodeid, exc.feedback(public))
         if public and item.nodeid in self._figures:
             self._feedback.setdefault(item.nodeid, {})["figures"] = self._figures[item.nodeid].items
-
-    @staticmethod
-    def _direct(item: pytest.Item) -> list[str] | None:
-        """A plain test function whose only fixtures are ours (``figure`` asks pytest for ``request``):
-        its arguments, to call it without pytest's per-test machinery; None for any other item."""
-        ours = {"student", "reference", "mistakes", "figure"}
-        if not isinstance(item, pytest.Function) or hasattr(item, "callspec") \
-                or not set(item.fixturenames) <= ours | {"request"}:
-            return None
-        names = list(inspect.signature(item.obj).parameters)
-        return names if set(names) <= ours else None
 
     def _call_directly(self, item: pytest.Function, names: list[str]) -> None:
         """Run one test function with the grader's fixtures and record its verdict (the same verdicts as
@@ -368,18 +301,3 @@ class GradingPlugin:
                                       property=item.get_closest_marker("property") is not None))
         return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error, fault)
 
-
-def _is_wiring(item: pytest.Item) -> bool:
-    """A wiring test (``@pytest.mark.wiring``): it calls ``student.wired(...)``."""
-    return item.get_closest_marker("wiring") is not None
-
-
-def suite_files(course: Course, hidden: bool) -> list[Path]:
-    chosen = list(course.problems)
-    files = [p.public for p in chosen]
-    if hidden:
-        missing = [p.name for p in chosen if p.hidden is None]
-        if missing:
-            raise GradeError(f"{course.path}: field 'hidden': no hidden suite for {', '.join(missing)}")
-        files += [p.hidden for p in chosen]
-    return files

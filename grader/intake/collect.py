@@ -20,6 +20,7 @@ from grader.errors import GradeError, StudentError
 from grader.intake import files as intake
 from grader.intake.extract import modules_from_cells
 from grader.intake.safezip import extract as unzip
+from grader.intake.stubs import untouched
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 IGNORED = {".ipynb_checkpoints", "__pycache__", "__MACOSX", "feedback"}
@@ -153,14 +154,14 @@ def _take_zip(course: Course, archive: Path, dest: Path, notes: list[str]) -> Pa
 
 def is_blank(course: Course, folder: Path) -> bool:
     """Whether no exercise function in ``folder`` is more than a placeholder (every module missing, empty or still
-    the released stub: see :func:`grader.intake.files.untouched`). Read statically: nothing is run."""
+    the released stub: see :func:`grader.intake.stubs.untouched`). Read statically: nothing is run."""
     for module in course.modules:
         path = folder / f"{module}.py"
         try:
             source = path.read_bytes() if path.is_file() else b""
         except OSError:                                  # unreadable: graded (and failed) as it is, not blank
             return False
-        if not intake.untouched(source, [f for f, m in course.functions.items() if m == module]):
+        if not untouched(source, [f for f, m in course.functions.items() if m == module]):
             return False
     return True
 

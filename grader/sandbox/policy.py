@@ -19,7 +19,7 @@ from grader.errors import GradeError, StudentError
 
 
 CHILD = Path(__file__).resolve().with_name("child")     # the code that runs inside the sandbox
-CHILD_FILES = ("worker.py", "protocol.py", "confine.py", "zygote.py")   # all the sandbox sees of the grader
+CHILD_FILES = ("worker.py", "protocol.py", "confine.py", "student.py", "zygote.py")   # all the sandbox sees
 WORKER_SCRIPT = CHILD / "worker.py"
 BWRAP, PROCESS = "bwrap", "process"
 DROP_UID = 65534                 # nobody: the worker's uid when the grader runs as root

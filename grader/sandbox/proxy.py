@@ -15,7 +15,7 @@ carry them from an earlier test). The worker runs the calls in
 the plan's order, each under its own timeout; a test that ends before its planned call leaves that
 call unused: sending ahead stops for the submission then (and the worker is killed if calls sent ahead
 are still running or waiting), and after a timeout, a crash or a slow call (see
-:data:`~grader.sandbox.client.SLOW_CALL`: a slow submission's queued calls would eat its time budgets).
+:data:`~grader.sandbox.inflight.SLOW_CALL`: a slow submission's queued calls would eat its time budgets).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The zygote's client: a warm, sandboxed parent that forks one worker per submission, and the /proc
-readings (pids across namespaces, CPU clocks) of the processes it forks.
+readings of the pids (across namespaces) of the processes it forks (their CPU clocks: :mod:`grader.sandbox.clock`).
 """
 from __future__ import annotations
 
@@ -243,36 +243,3 @@ def _host_pid(parent: int | None, inner: int | None, descendants: bool = False) 
         seen += len(level)
         level = [c for pid in level for c in _children(pid)] if descendants else []
     return None
-
-
-class _CpuClock:
-    """CPU seconds (user + system, every thread, and the children it waited for) used by one process,
-    read from ``/proc/<pid>/stat`` through a descriptor kept open (Linux). Unforgeable by the student's
-    code, unlike anything the worker reports."""
-
-    TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100
-
-    def __init__(self, pid: int):
-        self._fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-        self.last = self()
-
-    def __call__(self) -> float:
-        try:
-            data = os.pread(self._fd, 1024, 0)
-            fields = data.rsplit(b")", 1)[1].split()
-            return sum(int(f) for f in fields[11:15]) / self.TICK    # utime, stime, cutime, cstime
-        except (OSError, IndexError, ValueError):
-            return self.last                             # gone: no more CPU
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-def cpu_clock(pid: int | None) -> "_CpuClock | None":
-    """A :class:`_CpuClock` for ``pid``, or None where /proc cannot be read (then the worker's own count)."""
-    if pid is None or not sys.platform.startswith("linux"):
-        return None
-    try:
-        return _CpuClock(pid)
-    except OSError:
-        return None

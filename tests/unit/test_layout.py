@@ -108,3 +108,15 @@ def test_the_code_mounted_in_the_sandbox_imports_only_the_standard_library_and_n
     for name in CHILD_FILES:
         tops = {m.split(".")[0] for m in _imports(CHILD / name)}
         assert tops <= allowed, (name, tops - allowed)
+
+
+MAX_LINES = 320
+
+
+def test_no_module_of_the_grader_is_over_320_lines():
+    """One job a module: a module that grows past ~300 lines is doing two, and is split by job."""
+    sizes = {p.relative_to(PACKAGE.parent).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+             for p in PACKAGE.rglob("*.py")}
+    assert sizes["grader/sandbox/client.py"] > 0                     # it measured the grader's own files
+    over = {path: lines for path, lines in sorted(sizes.items()) if lines > MAX_LINES}
+    assert not over, "over {} lines: {}".format(MAX_LINES, ", ".join(f"{p} ({n})" for p, n in over.items()))

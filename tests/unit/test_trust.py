@@ -30,7 +30,8 @@ from grader.errors import GraderFault, StudentError
 from grader.grading.results import Graded, Job
 from grader.grading.executors import run
 from grader.sandbox.policy import BWRAP, SANDBOX_TMP_INODES
-from grader.sandbox.client import WALL_FACTOR, Worker
+from grader.sandbox.client import Worker
+from grader.sandbox.clock import WALL_FACTOR
 from grader.course.limits import Limits
 from grader.sandbox.zygote import Zygote
 from grader.scoring import score
@@ -624,7 +625,7 @@ def test_only_numpy_and_the_standard_library_can_be_imported(tmp_path, level):
     """`import scipy` / `import pytest` raise ModuleNotFoundError at every level: caught, the fallback grades
     4/4; uncaught, the module fails with the policy's words on public tests.
 
-    Without the defence (worker `_ImportPolicy`), at the process level the worker's interpreter (the venv's)
+    Without the defence (child/student.py `_ImportPolicy`), at the process level the worker's interpreter (the venv's)
     imports pytest: the fallback submission would score 0 on double, and the uncaught pytest import would
     pass (and at bwrap the base interpreter's site-packages, which holds scipy and pytest here, unless
     covered)."""

@@ -1,0 +1,122 @@
+"""A failed check and what explains it: :class:`Mismatch` (a hidden test's words kept apart from the
+student's value), the :class:`Diagnosis` of a known mistake, and the diagnose protocol a check asks after a
+failure (see :mod:`grader.feedback.mistakes`). The checks themselves are :mod:`grader.feedback.compare`'s.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A known mistake that a student's output matches: its catalogue id and one line the student can act on.
+    Or a hint (id ``hint.<what>``): a fact about the student's outputs when no known mistake explains them
+    ("right with 1 head, wrong with 2"), true whatever the mistake behind it."""
+
+    mistake: str
+    message: str
+
+
+Same = Callable[[Any, Any], bool]
+"""``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's tolerance?"""
+
+Diagnose = Callable[[Any, Sequence[Any], Same], "Diagnosis | None"]
+"""``diagnose(got, expected, same)``: the one known mistake ``got`` matches (never one that ``same`` also
+finds in an ``expected`` value), or None."""
+
+
+def either(*diagnoses: Diagnose) -> Diagnose:
+    """The first of ``diagnoses`` that names something: the catalogue's known mistakes first, then a test's
+    own hint, a fact about the student's outputs (e.g. "right with one head, wrong with two") that holds
+    whatever the mistake behind it."""
+    def diagnose(got: Any, expected: Sequence[Any], same: Same) -> "Diagnosis | None":
+        for candidate in diagnoses:
+            found = candidate(got, expected, same)
+            if found is not None:
+                return found
+        return None
+
+    return diagnose
+
+
+class Mismatch(AssertionError):
+    """A failed comparison.
+
+    A hidden test's output (:attr:`public`) is made of the grader's own words only. Nothing in it may come
+    from the student's value, not even its shape, dtype, type, keys or how many entries are NaN: their
+    code chooses those, and could write a hidden input into them (say, as the dims of a zero-size array)
+    to read it back in the feedback. What is wrong with their value in particular goes in ``detail``.
+
+    :param what: the plain sentence saying what was checked, e.g. "layernorm of a 3×4 input with eps = 0.1".
+    :param wrong: what is wrong, in fixed words and facts about the expected value only (its type, shape,
+        key names), e.g. "wrong shape: expected (3, 4)": shown for hidden tests.
+    :param detail: the student's value and the numbers: their shape and dtype, errors against the
+        tolerance, indices, an excerpt (public tests only); or a function that makes that text, called
+        only if it is read (a hidden test never shows it).
+    :param arrays: ``{"expected": ..., "got": ...}``, float64 arrays of one shape, for the feedback page.
+    """
+
+    def __init__(self, what: str, wrong: str, detail: str | Callable[[], str] = "", *,
+                 arrays: Mapping[str, np.ndarray] | None = None):
+        self.what, self.wrong, self._detail = what, wrong, detail
+        self.arrays = dict(arrays or {})
+        self.diagnosis: Diagnosis | None = None
+        super().__init__(what)
+
+    @property
+    def detail(self) -> str:
+        if callable(self._detail):
+            self._detail = self._detail()
+        return self._detail
+
+    def __str__(self) -> str:
+        return self.full
+
+    @property
+    def public(self) -> str:
+        """The sentence, what is wrong, and the diagnosis: no inputs, no expected values, nothing of the
+        student's value."""
+        text = f"{self.what}: {self.wrong}"
+        return text + (f"\ndiagnosis: {self.diagnosis.message}" if self.diagnosis else "")
+
+    @property
+    def full(self) -> str:
+        return self.public + (f"\n{self.detail}" if self.detail else "")
+
+    def feedback(self, public: bool) -> dict:
+        """What a feedback page may use: the diagnosed mistake's id, and the arrays only when ``public``."""
+        data: dict = {"diagnosis": self.diagnosis.mistake} if self.diagnosis else {}
+        if public and self.arrays:
+            data.update(self.arrays)
+        return data
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
+
+
+def _describe(value: Any) -> str:
+    """The student's value in a few words, for ``detail`` only."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, (bool, int, float)):
+        return f"{_a(type(value).__name__)} ({value!r})"
+    return _a(type(value).__name__)
+
+
+def split_diagnosis(test: Mapping) -> tuple[str | None, str]:
+    """A score document's test entry -> (the grader's diagnosis message or None, the rest of its output).
+
+    Only a test the grader diagnosed (its entry has a ``diagnosis`` id) has one, always the output's second
+    line (:attr:`Mismatch.public`): a line "diagnosis: ..." that the student's code printed is
+    part of the output like any other.
+    """
+    output = test.get("output", "")
+    first, _, rest = output.partition("\n")
+    line, _, after = rest.partition("\n")
+    if test.get("diagnosis") and line.startswith("diagnosis: "):
+        return line[len("diagnosis: "):], first + ("\n" + after if after else "")
+    return None, output

@@ -1,0 +1,238 @@
+"""The requests a submission's worker was sent and has not answered yet: written in order (a fresh worker
+imports the submission's modules first), each reply read under its request's own time limit, judged, and
+charged; the stand-ins' questions answered on the way.
+
+Each request carries a fresh ticket its reply must echo, so nothing answers a call in advance.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from grader.course.limits import Limits
+from grader.errors import GraderFault, StudentError
+from grader.sandbox.child import protocol as wire
+from grader.sandbox.clock import WALL_FACTOR
+from grader.sandbox.process import WorkerProcess
+from grader.sandbox.replies import NotSpecified, _asks, _death, _well_formed
+
+
+@dataclass
+class _Sent:
+    """A request written to the worker and not answered yet."""
+
+    ticket: str                  # the request's nonce: its reply must echo it
+    function: str
+    return_inputs: bool
+    size: int                    # bytes on the wire
+    limit: float = 0.0           # its CPU seconds when it is not the call awaited
+    module: str = ""             # an import's module ("" for a call)
+    sent: float = 0.0            # time.monotonic() when written
+    answer: Any = None           # a call with stand-ins: answer(function, args, kwargs) gives their values
+
+
+SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
+AHEAD_BYTES = 64 << 10           # request bytes a worker may hold unanswered: a write then never waits on a
+                                 # worker that is itself waiting to write a reply (a socket buffers ~200 KiB)
+
+
+def _framed(frames: Sequence[bytes]) -> bytes:
+    """Wire frames as the bytes written: each after its length."""
+    return b"".join(wire._HEADER.pack(len(f)) + f for f in frames)
+
+
+class _Lost(Exception):
+    """A call sent ahead of the one awaited timed out or broke the worker: that call must be sent again."""
+
+
+def encode_call(function: str, args: Sequence, kwargs: Mapping, return_inputs: bool = False) -> list[bytes]:
+    """A call as wire frames, without its ticket: byte for byte the same for the same call."""
+    return wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
+                        "return_inputs": return_inputs})
+
+
+class InFlight:
+    """One submission's requests in flight, over the worker process it restarts when need be, and what the
+    submission's code cost and broke so far (its seconds, the modules that cannot be imported, a fault of
+    the grader's machinery). :class:`grader.sandbox.client.Worker` makes the calls through it."""
+
+    def __init__(self, process: WorkerProcess, limits: Limits, modules: Sequence[str] = (),
+                 functions: Mapping[str, str] | None = None):
+        self.process = process
+        self.limits = limits
+        self.modules = list(dict.fromkeys(modules))
+        self._functions: dict[str, list[str]] = {}       # module -> its course functions
+        for function, module in (functions or {}).items():
+            self._functions.setdefault(module, []).append(function)
+        self.sent: deque[_Sent] = deque()                # written, not answered yet, in order
+        self.unanswered = 0                              # their bytes
+        self.answers: dict[str, tuple] = {}              # ticket -> (reply, seconds, limit, what it printed)
+        self._last = 0.0                                 # time.monotonic() of the last reply
+        self.busy = 0.0                                  # seconds the worker spent on calls, all of them
+        self._imported = 0.0                             # seconds spent importing, all workers together
+        self.import_failed: dict[str, StudentError] = {}     # module -> why it cannot be imported (it
+                                                         # timed out or killed the worker): never tried again
+        self.ahead_ended = False                         # after a slow call, a kill: no more calls sent ahead
+        self.fault = ""                                  # set when the grader's own machinery failed
+
+    def failed(self, message: str) -> GraderFault:
+        """Record a failure of the grader's machinery (the runner checks it after every test)."""
+        self.fault = self.fault or message
+        return GraderFault(message)
+
+    def _start(self) -> None:
+        self._last = time.monotonic()
+        try:
+            self.process.start(self._functions,
+                                {module: error.message for module, error in self.import_failed.items()})
+        except GraderFault as err:
+            raise self.failed(str(err)) from None
+
+    def kill(self) -> None:
+        """Kill the worker and every process it started."""
+        self.ahead_ended = True
+        self.sent.clear()                                # (answers already in stay: this submission's
+        self.unanswered = 0                              # code gave them, e.g. before a slow call)
+        self.process.kill()
+
+    def pending(self, ticket: str) -> bool:
+        """Whether ``ticket``'s request is written and its answer not collected yet."""
+        return ticket in self.answers or any(s.ticket == ticket for s in self.sent)
+
+    def request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes]) -> tuple[_Sent, bytes]:
+        """An encoded call (:func:`encode_call`) as a request with a fresh ticket, and its bytes."""
+        ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
+        head = json.loads(call[0])
+        head["body"]["$dict"].update(id=ticket, module=module)
+        data = _framed([json.dumps(head).encode(), *call[1:]])
+        return _Sent(ticket, function, return_inputs, len(data), limit=self.limits.call_timeout), data
+
+    def _imports(self) -> tuple[list[_Sent], bytes]:
+        """The requests that import the submission's modules in a new worker, each on its own time limit."""
+        sent, data = [], []
+        for module in self.modules:
+            if module in self.import_failed:
+                continue
+            left = self.limits.import_budget - self._imported
+            if left <= 0:
+                self.import_failed[module] = StudentError(
+                    "import_error", f"importing {module}.py was not run: the submission's "
+                                    f"{self.limits.import_budget:g} s import budget is used up (slow imports)")
+                continue
+            ticket = secrets.token_hex(8)
+            request = _framed(wire.encode({"import": module, "id": ticket}))
+            sent.append(_Sent(ticket, f"import {module}", False, len(request),
+                              limit=min(self.limits.import_timeout, left), module=module))
+            data.append(request)
+        return sent, b"".join(data)
+
+    def write(self, sent: list[_Sent], data: bytes) -> None:
+        """Write requests to the worker (started if need be, its imports first).
+
+        :raises TimeoutError: a forked worker did not take them in time. :raises OSError: it is gone.
+        """
+        if not self.process.running:
+            self._start()
+            imports, request = self._imports()
+            sent, data = imports + sent, request + data
+        if not data:
+            return
+        self._send_bytes(data)
+        now = time.monotonic()
+        for one in sent:
+            one.sent = now
+            self.sent.append(one)
+            self.unanswered += one.size
+
+    def _send_bytes(self, data: bytes) -> None:
+        """Write to the worker's channel (a forked worker's socket, giving up after the wall-clock backstop;
+        a spawned worker's pipe)."""
+        self.process.channel.send(data, self.limits.call_timeout * WALL_FACTOR)
+
+    def receive(self, ticket: str | None, timeout: float) -> None:
+        """Read the reply to the oldest request. It gets ``timeout`` seconds if it is ``ticket``'s, its own
+        limit otherwise (the call timeout, an import's), counted from when the worker could start it (the
+        reply before it, or its sending).
+
+        :raises StudentError: ``ticket``'s call timed out or broke the worker (which is then killed).
+        :raises _Lost: an earlier request did (the worker is killed; ``ticket`` must be sent again).
+        :raises GraderFault: the grader's machinery failed: the zygote died, or something other than the
+            grader killed the worker (the machine's out-of-memory killer, say).
+        """
+        head = self.sent[0]
+        mine = head.ticket == ticket
+        limit = timeout if mine else head.limit
+        meter, channel = self.process.meter, self.process.channel
+        start, mark = max(head.sent, self._last), meter.cpu_last
+        got = meter.wait(channel.next_message, start, mark, limit)
+        while head.answer is not None and type(got) is tuple and got[0] == "ok" and _asks(got[1], head.ticket):
+            self._answer_stand_in(head, got[1])
+            got = meter.wait(channel.next_message, start, mark, limit)
+        if type(got) is str:
+            self.busy += limit
+            what = f"importing {head.module}.py" if head.module else head.function
+            error = meter.timed_out(what, limit, got)    # (before the kill, which stops the CPU clock)
+            self.kill()
+            if head.module:
+                self._imported += limit
+                self.import_failed[head.module] = error
+            if not mine:
+                raise _Lost from None
+            raise error
+        status, payload = got
+        now = time.monotonic()
+        if status == "ok" and not _well_formed(payload, head.ticket, head.return_inputs):
+            status, payload = "garbled", "a reply of the wrong form or out of turn"
+        if status != "ok":
+            code = self.process.exit_code(timeout=1) if status == "eof" else None
+            seconds = meter.since(mark, start) if meter.clock is not None else now - start
+            self.busy += seconds
+            zygote_died = status == "eof" and self.process.zygote_died
+            self.kill()
+            what = f"importing {head.module}.py" if head.module else f"{head.function}()"
+            if zygote_died:
+                raise self.failed(f"the sandbox's zygote died during {what}")
+            if code == -signal.SIGKILL:
+                raise self.failed(f"something other than the grader killed the worker with SIGKILL during "
+                                  f"{what} (the machine's out-of-memory killer?)")
+            error = _death(head.function, code, payload, head.module, seconds)
+            if head.module:
+                self._imported += seconds
+                self.import_failed[head.module] = error
+            if not mine:
+                raise _Lost
+            raise error
+        self.unanswered -= self.sent.popleft().size
+        seconds = meter.charge(payload, now, start, mark)
+        output = self.process.output(payload.get("log"))
+        self._last = now
+        if head.module:
+            self._imported += seconds
+            return
+        self.answers[head.ticket] = (payload, seconds, limit, output)
+        self.busy += seconds
+        if seconds > SLOW_CALL * self.limits.call_timeout and any(not one.module for one in self.sent):
+            self.kill()                                  # a slow submission: the calls queued behind this one
+                                                         # could eat its budgets running ahead of the tests;
+                                                         # they run when asked, in a fresh worker
+
+    def _answer_stand_in(self, head: _Sent, request: dict) -> None:
+        """Answer a stand-in's call (see ``stand_ins`` of :meth:`grader.sandbox.client.Worker.call`) with the
+        reference's value, or say that the specified wiring never gives that function that input."""
+        name, args, kwargs = request["standin"], request.get("args"), request.get("kwargs")
+        try:
+            if type(args) is not list or type(kwargs) is not dict:
+                raise NotSpecified(f"{name}() was called in a way the grader cannot read")
+            answer = {"id": head.ticket, "ok": True, "value": head.answer(name, args, kwargs)}
+        except NotSpecified as why:
+            answer = {"id": head.ticket, "ok": False, "error": str(why)}
+        except Exception as exc:                         # the grader's own code failed: never the student's
+            self.kill()
+            raise self.failed(f"the grader failed to answer {name}() for a wiring test ({type(exc).__name__})") \
+                from None
+        self._send_bytes(_framed(wire.encode(answer)))

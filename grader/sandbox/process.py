@@ -1,0 +1,197 @@
+"""The worker process: a private copy of a submission, the worker started on it (forked by a zygote, or a
+fresh interpreter) under its limits, its channel and CPU clock, its captured output, and its kill.
+
+What the worker is asked and how its replies are judged is :mod:`grader.sandbox.client`'s job.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from grader.course.limits import Limits
+from grader.errors import GraderFault
+from grader.sandbox.channel import PipeChannel, SocketChannel
+from grader.sandbox.clock import Meter
+from grader.sandbox.policy import (BWRAP, DROP_UID, PROCESS, SANDBOX_TMP_BYTES, SANDBOX_TMP_INODES, SITE, WORKER_SCRIPT,
+                                   _bwrap_command, _interpreter, _seccomp_file, _worker_env, private_copy, run_as_ids,
+                                   worker_seccomp_program)
+from grader.sandbox.zygote import Zygote
+
+
+class WorkerProcess:
+    """One submission's worker process, started again after each kill (see :class:`grader.sandbox.client.Worker`
+    for the parameters). :meth:`close` kills it and all it started, and deletes the copy."""
+
+    def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
+                 tmp_root: Path | None = None, run_as: str | None = None):
+        if level not in (BWRAP, PROCESS):
+            raise ValueError(f"unknown isolation level {level!r}")
+        if zygote is not None and zygote.level != level:
+            raise ValueError("the zygote's isolation level differs from the worker's")
+        self.limits = limits
+        self.level = level
+        self.zygote = zygote
+        self._drop_uid = level == BWRAP and os.geteuid() == 0
+        self._run_as = zygote.run_as if zygote is not None else run_as_ids(run_as, level)
+        tmp_root = Path(tmp_root).resolve() if tmp_root else None
+        self._tmp = Path(tempfile.mkdtemp(prefix="grade-", dir=zygote.spool if zygote else tmp_root))
+        if zygote is not None:
+            self._tmp.chmod(0o755)
+        try:
+            self.root = private_copy(Path(submission), self._tmp)
+            self._writable = self._tmp
+            if self._run_as:                             # a folder of its own to write in: nothing else is
+                self._tmp.chmod(0o755)
+                self._writable = self._tmp / "tmp"
+                self._writable.mkdir(mode=0o700)
+                os.chown(self._writable, *self._run_as)
+        except BaseException:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
+        self._logs = zygote.logs if zygote else Path(tempfile.mkdtemp(prefix="grade-logs-", dir=tmp_root))
+        self._log_path: Path | None = None
+        self._log = None                                 # the student's output, read back after each reply
+        self._log_end = 0                                # where the log ended after the last reply
+        self.starts = 0
+        self._proc: subprocess.Popen | None = None       # without a zygote
+        self._pid: int | None = None                     # with a zygote
+        self.channel: SocketChannel | PipeChannel | None = None
+        self.meter: Meter | None = None                  # the running worker's time
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None or self._pid is not None
+
+    def start(self, modules: Mapping[str, list[str]], failed_imports: Mapping[str, str]) -> None:
+        """Start a worker: ``modules`` -> their course functions, and the modules it must not import (-> why).
+
+        :raises GraderFault: the zygote could not fork one.
+        """
+        limits = self.limits.worker_limits()
+        program = worker_seccomp_program()
+        if program:
+            limits["seccomp"] = program.hex()
+        limits["drop_uid"], limits["drop_gid"] = (DROP_UID, DROP_UID) if self._drop_uid else self._run_as or (None, None)
+        limits["modules"] = dict(modules)
+        limits["failed_imports"] = dict(failed_imports)
+        if self.level == BWRAP:
+            limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)
+        self._close_log()                                # a new log for every worker: a fresh worker cannot
+        self.starts += 1                                 # read what the one before it printed (through fd 2)
+        self._log_path = self._logs / f"{self._tmp.name}-{self.starts}.log"
+        self._log_end = 0
+        log = open(self._log_path, "ab")
+        self._log = open(self._log_path, "rb")
+        try:
+            if self.zygote is not None:
+                inside = f"{self.zygote.inside}/{self.root.relative_to(self.zygote.spool)}"
+                limits["tmp"] = "/tmp" if self.level == BWRAP else str(self._writable)
+                try:
+                    sock, self._pid, host = self.zygote.spawn(inside, limits, log.fileno())
+                except GraderFault as err:
+                    raise GraderFault(f"could not start a worker: {err}") from None
+                self.channel = SocketChannel(sock)
+                self._set_meter(host)
+                return
+            bpf = _seccomp_file() if self.level == BWRAP else None
+            if self.level == BWRAP:
+                root, tmp = "/submission", "/tmp"
+                cmd = _bwrap_command(self.root, [_interpreter(), "-I", "-S", "-B", "/worker/worker.py", root,
+                                                 json.dumps(limits), "--site", SITE], self._drop_uid,
+                                     bpf.fileno(), imports=self.limits.imports)
+            else:
+                root, tmp = str(self.root), str(self._writable)
+                cmd = [sys.executable, "-I", "-B", str(WORKER_SCRIPT), root, json.dumps(limits)]
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                          cwd=self.root, env=_worker_env(root, tmp),
+                                          start_new_session=(os.name == "posix"),
+                                          pass_fds=(bpf.fileno(),) if bpf else ())
+            if bpf:
+                bpf.close()
+            # at the bwrap level the worker is bwrap's grandchild in another pid namespace: its own count
+            self._set_meter(self._proc.pid if self.level == PROCESS else None)
+        finally:
+            log.close()
+        self.channel = PipeChannel(self._proc.stdin, self._proc.stdout)
+
+    def _set_meter(self, pid: int | None) -> None:
+        if self.meter is not None:
+            self.meter.close()
+        self.meter = Meter(pid)
+
+    def exit_code(self, timeout: float) -> int | None:
+        """The worker's exit code after its channel closed (negative: the signal that killed it)."""
+        if self.zygote is not None:
+            return self.zygote.exit_code(self._pid, timeout)
+        try:
+            code = self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        if self.level == BWRAP and code > 128:
+            code = -(code - 128)                         # bwrap reports a signal as 128 + its number
+        return code
+
+    @property
+    def zygote_died(self) -> bool:
+        return self.zygote is not None and not self.zygote.alive
+
+    def kill(self) -> None:
+        """Kill the worker and every process it started."""
+        proc, self._proc, self._pid = self._proc, None, None
+        if self.meter is not None:
+            self.meter.close()
+            self.meter = None
+        channel, self.channel = self.channel, None
+        if self.zygote is not None:
+            try:
+                self.zygote.kill()
+            except GraderFault:
+                pass                                     # torn down: the next spawn says so, if one comes
+        elif proc is not None:
+            try:
+                if os.name == "posix":
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+        if channel is not None:
+            channel.close()
+
+    def output(self, end: Any) -> str:
+        """What the student's code printed since the last reply, up to the log position ``end`` the worker
+        reported (at most ``output_kb``). A position that is no int, or goes back, is not believed: fd 2 was
+        moved by the student's code, and the file says where the log ends."""
+        if type(end) is not int or end < self._log_end:
+            end = max(self._log_end, os.fstat(self._log.fileno()).st_size)
+        start, self._log_end = self._log_end, end
+        if end <= start:
+            return ""
+        try:
+            self._log.seek(start)
+            data = self._log.read(min(end - start, self.limits.output_kb << 10))
+        except OSError:
+            return ""
+        return data.decode("utf-8", errors="replace").replace("\x00", "")
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log_path.unlink(missing_ok=True)
+            self._log = None
+
+    def close(self) -> None:
+        self.kill()
+        self._close_log()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+        if self.zygote is None:
+            shutil.rmtree(self._logs, ignore_errors=True)
+
