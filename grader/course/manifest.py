@@ -1,18 +1,13 @@
 """The only reader of course.json: returns a frozen :class:`Course` or raises a one-line error.
 
-course.json (an instructor's copy; a student's release has no ``solutions`` and no ``hidden`` suites)::
+course.json lists a course's assignments (README "The course" has a full one); a course.json of one assignment
+may be just that assignment's object, as a student's release holds it (no ``solutions``, no ``hidden`` suites)::
 
-    {"assignment": "the-block", "title": "The transformer block",
-     "exercises": "exercises", "solutions": "solutions",
-     "limits": {"call_timeout": 5, "problem_budget": 15, "submission_budget": 120, "memory_mb": 1024},
-     "release_hidden_details": false,
-     "feedback": {"mistakes": "solutions/mistakes.py", "mistakes_data": "tests/public/mistakes.json",
-                  "trace": "tests/public/trace.py", "trace_data": "tests/public/trace.json"},
-     "due": "2026-05-01T23:59:00+01:00",
-     "late_policy": {"percent_per_day": 10, "max_percent": 50, "grace_minutes": 15},
-     "lms": {"canvas_assignment_id": "48213", "blackboard_column_id": "664617"},
-     "problems": [{"name": "layernorm", "module": "layernorm", "functions": ["layernorm"], "points": 20,
-                   "public": "tests/public/test_layernorm.py", "hidden": "tests/hidden/test_layernorm.py"}]}
+    {"course": "GPT-2 from scratch", "limits": {"call_timeout": 5, "memory_mb": 1024},
+     "assignments": [{"assignment": "the-block", "exercises": "exercises/the-block", "solutions": "solutions/the-block",
+                      "problems": [{"name": "gelu", "module": "gelu", "functions": ["gelu"], "points": 15,
+                                    "public": "tests/the-block/public/test_gelu.py",
+                                    "hidden": "tests/the-block/hidden/test_gelu.py"}]}]}
 
 ``imports`` (optional, default ``["numpy"]``) lists the packages the student's code may import
 besides the Python standard library; any other import raises ModuleNotFoundError in the worker, on
