@@ -11,13 +11,6 @@ from grader.course.manifest import load
 from grader.errors import GradeError
 
 
-def test_the_project_course_loads(course):
-    assert course.problem_names == ["layernorm", "gelu", "attention", "block", "params"]
-    assert course.max_score == 100
-    assert course.functions["softmax"] == "attention" and course.functions["mlp"] == "block"
-    assert len(course.sha256) == 64
-
-
 @pytest.mark.parametrize("change, field", [
     (lambda c: c["problems"][0].update(points="ten"), "problems[0].points"),
     (lambda c: c["problems"][0].update(points=-1), "problems[0].points"),

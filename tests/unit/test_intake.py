@@ -11,12 +11,12 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
-from conftest import EXAMPLES, GOOD, MODULES, PROJECT, THE_BLOCK, grade, write_tree
+from conftest import GOOD, MAX_SCORE, MODULES, PROJECT, REFERENCE, THE_BLOCK, grade, write_tree
 
 from grader.errors import StudentError
 from grader.intake.files import File, choose
 
-ADA = EXAMPLES / "ada_correct"
+ADA = REFERENCE                       # correct code: the reference's MODULES
 P = PurePosixPath
 
 
@@ -96,14 +96,14 @@ def test_hidden_folders_caches_and_environments_are_never_taken():
                          "folder, a cache or a Python environment)",)
 
 
-# autograde, end to end: the cases students hand in, each graded 100/100 (the examples' correct code).
+# autograde, end to end: the cases students hand in, each graded full marks (the reference's code).
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict[str, dict]:
     """One autograde run over every way of handing in ada's correct code (and one blank), by student."""
     subs = tmp_path_factory.mktemp("intake") / "subs"
     subs.mkdir()
-    release = {f"the-block/{p.relative_to(PROJECT)}": p for folder in ("grader", "tests/public")
+    release = {f"the-block/{p.relative_to(PROJECT)}": p for folder in ("grader", "tests/the-block/public")
                for p in sorted((PROJECT / folder).glob("*.py"))}
     release.update({"the-block/README.md": "# The block", "the-block/course.json": "{}"})
     zip_of(subs / "release.zip", {**release, **ada("the-block/exercises/")})
@@ -141,7 +141,7 @@ def graded(tmp_path_factory) -> dict[str, dict]:
 ])
 def test_correct_modules_get_full_marks_however_they_are_handed_in(graded, student, note):
     doc = graded[student]
-    assert doc["score"] == doc["max_score"] == 100, (student, doc.get("error"), doc.get("submission_notes"))
+    assert doc["score"] == doc["max_score"] == MAX_SCORE, (student, doc.get("error"), doc.get("submission_notes"))
     assert "blank" not in doc and "error" not in doc
     if note is None:
         assert "submission_notes" not in doc
@@ -155,8 +155,8 @@ def test_a_blank_hand_in_is_flagged_in_the_score_file_and_the_summary(graded):
     assert doc["blank"] is True and doc["score"] == 0 and doc["status"] == "graded"
     assert "blank: every exercise function is missing or still the released stub" in doc["submission_notes"]
     row = next(line for line in graded["output"].splitlines() if line.startswith("│ blank"))
-    assert "0/100 blank" in row
-    assert "graded blank: 0/100 (blank)" in graded["output"]
+    assert f"0/{MAX_SCORE:g} blank" in row
+    assert f"graded blank: 0/{MAX_SCORE:g} (blank)" in graded["output"]
 
 
 def test_an_attempt_is_not_blank(tmp_path):

@@ -85,10 +85,10 @@ def hidden_texts() -> list[str]:
     texts = []
     for path in (PROJECT / "tests" / "the-block" / "hidden").glob("test_*.py"):
         tree = ast.parse(path.read_text())
-        texts.append(ast.get_docstring(tree).splitlines()[0])
+        texts += (ast.get_docstring(tree) or "").splitlines()[:1]
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-                texts += [node.name, ast.get_docstring(node).splitlines()[0]]
+                texts += [node.name, *(ast.get_docstring(node) or "").splitlines()[:1]]
     return texts
 
 
@@ -215,7 +215,7 @@ def test_the_source_notebooks_code_is_the_reference(released, tmp_path):
     result = grade("autograde", subs, "--out", tmp_path / "out", "--course", PROJECT / "course.json", "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "out" / "reference.json").read_text())
-    assert doc["score"] == doc["max_score"] == 100, textwrap.shorten(str(doc.get("submission_notes")), 300)
+    assert doc["score"] == doc["max_score"] == load(PROJECT / "course.json", THE_BLOCK).max_score, textwrap.shorten(str(doc.get("submission_notes")), 300)
 
 
 def readme_block(readme: str, heading: str, language: str = "sh") -> list[str]:

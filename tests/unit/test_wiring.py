@@ -9,7 +9,7 @@ import json
 import shutil
 
 import pytest
-from conftest import PROJECT, THE_BLOCK, grade, write_tree
+from conftest import MAX_SCORE, PROJECT, THE_BLOCK, grade, write_tree
 from mutants import ATT_RETURN, BLOCK_LN_1, BLOCK_LN_2, FAULTS, LN_RETURN, faulty
 
 # One fault in a component each (catalogued or not, a constant, a transpose, a missing projection, a stub, a
@@ -158,7 +158,7 @@ def block_tests(doc: dict) -> dict[str, float]:
 @pytest.mark.parametrize("name", sorted(COMPONENT_FAULTS))
 def test_a_correct_block_keeps_its_points_whatever_its_components_do(scores, name):
     reference = scores["reference"]
-    assert reference["score"] == 100
+    assert reference["score"] == MAX_SCORE
     doc = scores[name]
     assert doc["status"] == "graded", doc.get("error")
     assert block_tests(doc) == block_tests(reference), [t["output"] for t in doc["tests"] if t["problem"] == "block"
@@ -209,7 +209,7 @@ def test_a_mask_of_minus_1000_fails_only_the_test_of_the_mask_strength(scores):
 
 @pytest.mark.parametrize("name", sorted(RIGHT_ATTENTIONS))
 def test_a_right_attention_written_another_way_scores_full_marks(scores, name):
-    assert scores[name]["score"] == 100, [t["output"] for t in scores[name]["tests"] if t["status"] != "passed"]
+    assert scores[name]["score"] == MAX_SCORE, [t["output"] for t in scores[name]["tests"] if t["status"] != "passed"]
 
 
 def test_breaking_a_component_on_purpose_never_raises_the_total(scores):

@@ -29,6 +29,13 @@ NAMED = {   # tests the course text asks for by name
 }
 
 
+def test_the_course_loads(course):
+    assert course.problem_names == ["layernorm", "gelu", "attention", "block", "params"]
+    assert course.max_score == 100
+    assert course.functions["softmax"] == "attention" and course.functions["mlp"] == "block"
+    assert len(course.sha256) == 64
+
+
 def test_validate_reference_full_and_stubs_zero():
     code, output = grade("validate", "-a", THE_BLOCK)
     assert code == 0, output
