@@ -281,7 +281,7 @@ def precompute(course_path: Path, check_only: bool) -> None:
     in the files course.json's "feedback" names. Run it after changing a public suite, the catalogue of
     mistakes, the worked example or a solution.
     Example:
-      grade precompute && git add tests/public/*.json
+      grade precompute -a NAME && git add tests/NAME/public/*.json
     """
     from grader.commands import precompute as command
 
