@@ -173,32 +173,58 @@ def public_points_note(doc: dict, full_points: Mapping[str, float]) -> str:
     return f"{ran}; hidden tests of the same rules, graded after the deadline, carry the other {_fmt(full - public)}."
 
 
+SUMMARY_KEYS = ("student", "status", "blank", "score", "max_score")
+
+
+def summary_of(doc: dict) -> dict:
+    """What :func:`summary_table` shows of a score file, and nothing else: a batch keeps this much of each
+    student (a few hundred bytes, not the file's tens of KB), so its memory stays flat in the class size."""
+    return {**{key: doc[key] for key in SUMMARY_KEYS if key in doc},
+            "problems": [{key: p[key] for key in ("name", "score", "max_score")} for p in doc["problems"]]}
+
+
+TABLE_ROWS = 500     # rows a printed table holds: a class of 10,000 prints in pages, never one table in memory
+
+
+def _summary_row(doc: dict, names: list[str]) -> tuple[str, list[str], str, str]:
+    """A student's row: (name, cells, total, style); a grader error is no grade at all, never a plain 0."""
+    if doc.get("status") == "grader_error":
+        return doc["student"], ["grader error"] * len(names), "grader error", "red"
+    by_name = {p["name"]: p for p in doc["problems"]}
+    cells = [f"{_fmt(by_name[n]['score'])}/{_fmt(by_name[n]['max_score'])}" if n in by_name else "-" for n in names]
+    total = f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}"
+    if doc.get("blank"):                                 # graded as it scores, but never mistaken for a real 0
+        return doc["student"], cells, f"{total} blank", "yellow"
+    return doc["student"], cells, total, ""
+
+
 def summary_table(docs: Iterable[dict], console, title: str) -> None:
-    """Print the class summary: one row per student, one column per problem."""
+    """Print the class summary: one row per student, one column per problem (in pages of TABLE_ROWS rows,
+    every page as wide as the widest row)."""
     from rich.table import Table
     from rich.text import Text
 
     docs = list(docs)
     names = [p["name"] for p in docs[0]["problems"]] if docs else []
-    table = Table(title=title, title_justify="left")
-    table.add_column("student")
-    for name in names:
-        table.add_column(name, justify="right")
-    table.add_column("total", justify="right")
+    headers = ["student", *names, "total"]
+    widths = [len(h) for h in headers]
     for doc in docs:
-        if doc.get("status") == "grader_error":          # no grade at all: never shown as a plain 0
-            flag = Text("grader error", style="bold red")
-            table.add_row(Text(doc["student"], style="red"), *[flag] * len(names), flag)
-            continue
-        by_name = {p["name"]: p for p in doc["problems"]}
-        cells = [f"{_fmt(by_name[n]['score'])}/{_fmt(by_name[n]['max_score'])}" if n in by_name else "-"
-                 for n in names]
-        total = f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}"
-        if doc.get("blank"):                             # graded as it scores, but never mistaken for a real 0
-            table.add_row(Text(doc["student"], style="yellow"), *cells, Text(f"{total} blank", style="bold yellow"))
-            continue
-        table.add_row(Text(doc["student"]), *cells, total)
-    console.print(table)
+        student, cells, total, _ = _summary_row(doc, names)
+        widths = [max(w, len(c)) for w, c in zip(widths, [student, *cells, total])]
+    for start in range(0, max(len(docs), 1), TABLE_ROWS):
+        table = Table(title=title if start == 0 else None, title_justify="left")
+        for header, width in zip(headers, widths):
+            table.add_column(header, justify="left" if header == "student" else "right", min_width=width)
+        for doc in docs[start:start + TABLE_ROWS]:
+            student, cells, total, style = _summary_row(doc, names)
+            if style == "red":
+                flag = Text("grader error", style="bold red")
+                table.add_row(Text(student, style="red"), *[flag] * len(names), flag)
+            elif style == "yellow":
+                table.add_row(Text(student, style="yellow"), *cells, Text(total, style="bold yellow"))
+            else:
+                table.add_row(Text(student), *cells, total)
+        console.print(table)
 
 
 @contextmanager

@@ -86,8 +86,9 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
         docs, failures = [], []
         if not force:
             # A requested page is an output too: a student without one is regraded (the page needs the results).
-            kept = [doc for doc in (up_to_date(out_dir, job, course, sandbox.describe(level),
-                                                by_student[job.student].submitted_at, key) for job in job_list)
+            kept = [report.summary_of(doc) for doc in (up_to_date(out_dir, job, course, sandbox.describe(level),
+                                                                   by_student[job.student].submitted_at, key)
+                                                        for job in job_list)
                     if doc and not (html and not (out_dir / f"{doc['student']}.html").is_file())]
             docs += kept
             unchanged = {doc["student"] for doc in kept}
@@ -113,7 +114,7 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
                 err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
                 return
             written.append(graded.job.student)
-            docs.append(doc)
+            docs.append(report.summary_of(doc))
             if doc["status"] == "grader_error":
                 # Said even with --quiet: the instructor must know this is no grade, and that a rerun fixes it.
                 flagged.append(graded.job.student)

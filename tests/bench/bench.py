@@ -9,7 +9,9 @@ Prints, with medians where a step is repeated:
   costs CPU that the throughput runs must not lose);
 - the same N graded by a plain `pytest` run per submission (the student's code imported into the
   test process, as nbgrader- or otter-style graders do), two at a time, as the baseline;
-- the time a submission that hangs costs (bounded by the call timeout and the time budgets).
+- the time a submission that hangs costs (bounded by the call timeout and the time budgets);
+- the peak memory of the autograde parent after 300 and after 3,000 submissions of the mix (flat in the class
+  size: target ratio <= 1.2; --skip-class-memory leaves it out).
 
 The machines are shared and noisy: compare figures from one run, never across runs.
 
@@ -101,11 +103,41 @@ def baseline(subs: Path, jobs: int) -> float:
     return time.perf_counter() - started
 
 
+def parent_peak_rss(cmd: list[str]) -> float:
+    """Run ``cmd``; its own peak RSS (MiB, the kernel's VmHWM), not its grader processes'."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as f:
+                peak = max([peak] + [int(line.split()[1]) for line in f if line.startswith("VmHWM:")])
+        except OSError:
+            pass
+        time.sleep(0.2)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode})")
+    return peak / 1024
+
+
+def class_memory(tmp: Path, level: str) -> None:
+    """The parent's peak RSS grading 300 and 3,000 submissions: it keeps only what the summary shows."""
+    peaks = {}
+    for n in (300, 3000):
+        subs = tmp / f"class-{n}"
+        make_class(subs, n)
+        peaks[n] = parent_peak_rss(GRADE + ["autograde", *COURSE, str(subs), "--out", str(tmp / f"out-class-{n}"),
+                                            "--jobs", "2", "--sandbox", level, "--unsafe"])
+        shutil.rmtree(subs)
+    print(f"autograde parent peak RSS: {peaks[300]:5.1f} MiB for 300, {peaks[3000]:5.1f} MiB for 3,000 submissions "
+          f"(ratio {peaks[3000] / peaks[300]:.2f}; target <= 1.2)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-baseline", action="store_true", help="leave out the plain-pytest baseline")
+    parser.add_argument("--skip-class-memory", action="store_true", help="leave out the 300 / 3,000 memory runs")
     args = parser.parse_args()
     n = args.submissions
 
@@ -156,6 +188,8 @@ def main() -> None:
                                 "--unsafe", "--quiet"])
         print(f"2 submissions whose gelu never returns, --jobs 2: {seconds:6.2f} s "
               "(bounded by the call timeout and the problem budgets in course.json)")
+        if not args.skip_class_memory and sys.platform == "linux":
+            class_memory(Path(tmp), best)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import jsonschema
 import pytest
@@ -120,3 +121,38 @@ def test_the_summary_shows_a_grader_error_in_red_never_as_a_score():
     bob = next(line for line in lines if "bob" in line)
     assert bob.count("\x1b[1;31mgrader error") == 2 and "0/4" not in bob        # gelu and total, bold red
     assert "2.5/4" in next(line for line in lines if "ada" in line)
+
+
+def test_a_batch_keeps_only_what_the_summary_shows_and_the_summary_is_the_same():
+    import io
+
+    from rich.console import Console
+
+    from grader.report import summary_of, summary_table
+
+    def printed(docs) -> str:
+        buffer = io.StringIO()
+        summary_table(docs, Console(file=buffer, width=120), title="class")
+        return buffer.getvalue()
+
+    blank = {**copy.deepcopy(SCORE), "student": "bo", "blank": True, "score": 0}
+    kept = [summary_of(doc) for doc in (SCORE, blank)]
+    assert printed(kept) == printed([SCORE, blank]) and "blank" in printed(kept)
+    assert "tests" not in kept[0] and len(json.dumps(kept[0])) < len(json.dumps(SCORE)) / 2
+
+
+def test_a_long_summary_prints_in_pages_as_wide_as_its_widest_row(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from grader import report
+
+    monkeypatch.setattr(report, "TABLE_ROWS", 2)
+    docs = [{**copy.deepcopy(SCORE), "student": name} for name in ("a", "a-much-longer-name", "b", "c", "d")]
+    buffer = io.StringIO()
+    report.summary_table(docs, Console(file=buffer, width=120), title="class")
+    lines = buffer.getvalue().splitlines()
+    assert lines[0].startswith("class") and buffer.getvalue().count("class") == 1
+    assert sum("student" in line for line in lines) == 3                   # three pages, each with its header
+    assert len({len(line) for line in lines[1:]}) == 1                     # aligned across the pages
