@@ -211,18 +211,22 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def _grade_chunk(course_path: CourseFile, hidden: bool, level: str, chunk: list[tuple[str, dict[str, bytes]]]) -> list:
-    """A Dask task: grade a few submissions, shipped as {relative path: bytes}, on this machine.
+    """A Dask task: grade a few submissions, shipped as {relative path: bytes}, with this worker process's
+    warm grader (:mod:`grader.grading.warm`: the suites collected and the zygote started once per process).
 
     Runs on a Dask worker, which needs this package, the course at ``course_path`` and the sandbox.
     """
+    import shutil
     import tempfile
 
-    course = load_course(course_path)
-    graded: list[Graded] = []
-    with tempfile.TemporaryDirectory(prefix="grade-dask-") as tmp:
+    from grader.grading.warm import warm_grader
+
+    grader = warm_grader(course_path, hidden, level, run)
+    task = Path(tempfile.mkdtemp(prefix="task-", dir=grader.tmp))
+    try:
         jobs = []
         for student, files in chunk:
-            folder = Path(tmp, "submissions", student)
+            folder = task / "submissions" / student
             for rel, data in files.items():
                 target = (folder / rel).resolve()
                 if folder.resolve() not in target.parents:
@@ -231,16 +235,19 @@ def _grade_chunk(course_path: CourseFile, hidden: bool, level: str, chunk: list[
                 target.write_bytes(data)
             folder.mkdir(parents=True, exist_ok=True)
             jobs.append(Job(student, folder))
-        run(course, jobs, graded.append, hidden=hidden, level=level, tmp_root=Path(tmp))
-    return graded
+        limits = load_course(course_path).limits
+        return grader.grade(jobs, timeout=limits.submission_budget * 5 + limits.import_budget + 60)
+    finally:
+        shutil.rmtree(task, ignore_errors=True)
 
 
 def run_dask(course: Course, jobs: list[Job], on_result: Callable[[Graded], None], *, hidden: bool,
              level: str, scheduler: str, chunk: int = 16) -> None:
     """Like :func:`run_parallel`, on a Dask distributed cluster (``pip install 'dask[distributed]'``).
 
-    Submissions travel to the workers as bytes, ``chunk`` at a time (pytest runs once per chunk); each
-    Dask worker grades them in its own sandbox at ``level``. A chunk that fails is graded as errors.
+    Submissions travel to the workers as bytes, ``chunk`` at a time; each Dask worker process keeps one warm
+    grader (suites collected once, its zygote kept) that grades them in its own sandbox at ``level``. A chunk
+    that fails is graded as grader errors.
 
     :param scheduler: the scheduler's address, e.g. ``tcp://10.0.0.5:8786``.
     """

@@ -49,3 +49,30 @@ def test_dask_needs_a_scheduler(mini_course, submission, tmp_path):
     folder = submission(GOOD, name="one")
     r = grade("autograde", folder.parent, "--out", tmp_path / "o", "--course", mini_course, "--executor", "dask")
     assert r.returncode == 2 and "--scheduler" in r.stderr
+
+
+def _warm_state():
+    from grader.grading import warm
+
+    return [(g.key[1], g.graded) for g in warm._current]
+
+
+def test_a_dask_worker_keeps_one_warm_grader_for_all_its_tasks(mini_course, submission, tmp_path):
+    """40 submissions in chunks of 16 (three tasks) on one worker process: one grader answers them all; an
+    edited course gets a grader of its own."""
+    for i in range(40):
+        folder = submission(GOOD, name=f"s{i:02d}")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        first = grade("autograde", folder.parent, "--out", tmp_path / "a", "--course", mini_course,
+                      "--executor", "dask", "--scheduler", cluster.scheduler_address)
+        assert first.returncode == 0, first.stderr
+        assert list(client.run(_warm_state).values()) == [[("mini", 40)]]
+        suite = mini_course.parent / "tests" / "public" / "test_mathy.py"
+        suite.write_text(suite.read_text() + "\n# edited\n")
+        again = grade("autograde", folder.parent, "--out", tmp_path / "b", "--course", mini_course,
+                      "--executor", "dask", "--scheduler", cluster.scheduler_address)
+        assert again.returncode == 0, again.stderr
+        assert list(client.run(_warm_state).values()) == [[("mini", 40)]]        # a new grader, 40 again
+    for path in (tmp_path / "b").glob("*.json"):
+        assert json.loads(path.read_text())["score"] == 4
