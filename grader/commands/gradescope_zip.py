@@ -35,8 +35,8 @@ def requirements() -> str:
 
 
 def course_files(course: Course) -> dict[PurePosixPath, Content]:
-    """course.json (this assignment's settings alone), the solutions and every suite folder's Python files,
-    under ``course/``, relative as they are.
+    """course.json (this assignment's settings alone), the solutions, every suite folder's Python files and
+    the feedback files course.json names, under ``course/``, relative as they are.
 
     :raises GradeError: the course has no solutions or hidden suites, or a file lies outside its folder.
     """
@@ -44,6 +44,9 @@ def course_files(course: Course) -> dict[PurePosixPath, Content]:
         raise GradeError(f"{course.path}: the autograder needs the solutions and every hidden suite")
     folders = {course.solutions} | {s.parent for p in course.problems for s in (p.public, p.hidden)}
     files = {f for folder in folders for f in folder.glob("*.py")}
+    # the feedback data the public tests' stand-ins and diagnoses answer from: without wiring.json a correct
+    # block fails its wiring tests
+    files |= {path for path in vars(course.feedback).values() if path is not None and path.is_file()}
     # course.json as this one assignment (a course's other assignments, and their files, stay home)
     found: dict[PurePosixPath, Content] = {
         PurePosixPath("course", "course.json"): json.dumps(settings(course.path, course.assignment)[0], indent=2)}

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT, THE_BLOCK
+
+from grader.course.manifest import load
 from test_cli import grade
 
 from grader.grading.signature import load_key
@@ -77,6 +79,17 @@ def test_run_autograder_grades_with_the_hidden_suites_in_the_autograder_layout(a
     assert results["score"] == json.loads((tmp_path / "scores" / "grace_partial.json").read_text())["score"] == 35
     hidden = [t for t in results["tests"] if t["visibility"] == "after_published"]
     assert hidden and all(t["status"] in ("passed", "failed") for t in results["tests"])
+
+
+def test_run_autograder_gives_the_reference_full_marks(autograder, tmp_path):
+    """The zip carries what the public tests answer from (wiring.json...): a correct block keeps its points."""
+    reference = PROJECT / "solutions" / THE_BLOCK
+    proc, results_path = run_autograder(autograder, tmp_path / "autograder",
+                                        {p.name: p for p in reference.glob("*.py") if p.name != "mistakes.py"})
+    assert results_path.is_file(), proc.stdout + proc.stderr
+    results = json.loads(results_path.read_text())
+    assert results["score"] == load(PROJECT / "course.json", THE_BLOCK).max_score, \
+        [t["output"] for t in results["tests"] if t["status"] != "passed"][:3]
 
 
 def test_run_autograder_gives_no_score_when_the_grader_fails(autograder, tmp_path):
