@@ -258,6 +258,9 @@ def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
     _only_known(feedback_data, {f.name for f in fields(Feedback)}, path, at + "feedback.")
     feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, at + "feedback.")
                            for key in feedback_data})
+    for key in ("mistakes", "trace"):                    # written by hand (the data files: by grade precompute)
+        if key in feedback_data and not getattr(feedback, key).is_file():
+            raise _fail(path, f"{at}feedback.{key}", f"file {feedback_data[key]} does not exist")
     due, late_policy = _lateness(data, path, at)
     course = Course(
         path=path.resolve(), assignment=_get(data, "assignment", str, path, at),

@@ -237,3 +237,22 @@ def test_a_sixth_exercise_needs_no_grader_code(tmp_path):
     assert code == 0, output
     doc = json.loads((tmp_path / "scores" / "ada.json").read_text())
     assert doc["score"] == doc["max_score"] == 105 and [p["name"] for p in doc["problems"]][-1] == "relu"
+
+
+def test_a_feedback_module_that_does_not_exist_is_a_one_line_error(mini_course):
+    data = json.loads(mini_course.read_text())
+    data["feedback"] = {"mistakes": "solutions/mistake.py"}
+    mini_course.write_text(json.dumps(data))
+    with pytest.raises(GradeError, match=r"field 'feedback.mistakes': file solutions/mistake.py does not exist"):
+        load(mini_course)
+
+
+def test_grading_without_the_data_the_public_tests_answer_from_is_refused(mini_course, submission):
+    """A wiring.json course.json names but nobody wrote (no grade precompute): refused, never graded as if the
+    student's block were wrong."""
+    data = json.loads(mini_course.read_text())
+    data["feedback"] = {"wiring_data": "tests/public/wiring.json"}
+    mini_course.write_text(json.dumps(data))
+    folder = submission({"mathy.py": "def double(x):\n    return 2 * x\n"}, name="ada")
+    code, output = grade("autograde", folder.parent, "--out", folder.parent.parent / "out", "--course", mini_course)
+    assert code == 2 and "feedback.wiring_data" in output and "grade precompute" in output, output
