@@ -150,8 +150,8 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
     """Write the trusted files of ``folders`` in format ``fmt`` to ``out``, a column per folder; the others are
     left out and listed in ``Result.refused``.
 
-    One folder is the assignment ``course`` names (or its only one); with several, each folder's assignment
-    is the one its files name, and ``out`` defaults to ``gradebook-<fmt><suffix>`` (else
+    Each folder's assignment is the one its score files name (``course``'s ``--assignment``, if given, must
+    be that one); with several, ``out`` defaults to ``gradebook-<fmt><suffix>`` (else
     ``<assignment>-<fmt><suffix>``). ``allow_stale``: see :class:`Trust`.
 
     :raises GradeError: unknown format, a bad score file, roster or course, a field the format needs is
@@ -163,13 +163,15 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
     several = len(folders) > 1
     if several:
         _refuse_one_assignment_flags(fmt, exporter.MANY_COLUMNS, course, options)
-    courses = [] if several else [load_course(course)]
     key = load_key(course.path)
     if roster_path is None and exporter.NEEDS_ROSTER:
         raise GradeError(f"--roster is needed for {fmt}: it maps student ids to the LMS's user ids")
     loaded = [load_scores(folder) for folder in folders]
-    if several:
-        courses = _courses(folders, loaded, course.path)
+    courses = _courses(folders, loaded, course.path)
+    if course.assignment is not None and courses[0].assignment != course.assignment:
+        # never another assignment's scores under this one's LMS column, --allow-stale or not
+        raise GradeError(f"{folders[0]}: field 'assignment': its score files are {courses[0].assignment!r}'s, "
+                         f"not {course.assignment!r}'s")
     roster = load_roster(roster_path) if roster_path else None
     everyone = {d["student"] for docs in loaded for _, d in docs}
     columns, refused, missing = [], [], []

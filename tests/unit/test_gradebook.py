@@ -245,3 +245,25 @@ def test_a_folder_of_an_assignment_course_json_lacks_is_named(course):
     result = CliRunner().invoke(main, [str(a) for a in args])
     assert result.exit_code == 2 and "no assignment named 'rnn'" in result.stderr
     assert not (course / "g.csv").exists()
+
+
+def test_one_folder_is_exported_as_the_assignment_its_files_name(course):
+    """In a course of several assignments one folder needs no --assignment: its files say which."""
+    out = course / "mlp.csv"
+    result = CliRunner().invoke(main, [str(a) for a in ["export", course / "scores" / "mlp", "--format", "csv",
+                                                        "--out", out, "--course", course / "course.json",
+                                                        "--allow-missing"]])
+    assert result.exit_code == 0, result.output
+    assert sorted(row[0] for row in read(out)[1:]) == ["ada", "zoe"]                 # mlp's two score files
+
+
+@pytest.mark.parametrize("stale", [[], ["--allow-stale"]])
+def test_another_assignments_scores_are_never_exported_under_this_one(course, stale):
+    """`-a attention` on mlp's folder: a one-line error naming both, whatever --allow-stale says (it would put
+    mlp's scores in attention's LMS column)."""
+    out = course / "x.csv"
+    result = CliRunner().invoke(main, [str(a) for a in ["export", course / "scores" / "mlp", "--format", "canvas",
+                                                        "--roster", course / "roster.csv", "--out", out, "--course",
+                                                        course / "course.json", "-a", "attention", *stale]])
+    assert result.exit_code == 2 and "its score files are 'mlp''s, not 'attention''s" in result.output
+    assert not out.exists()
