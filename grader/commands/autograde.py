@@ -44,6 +44,7 @@ def main(*, course_path: Path, submissions: Path | None, out_dir: Path, jobs: in
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with outlock.hold(out_dir):                      # before anything in --out is touched
+            _refuse_another_assignments(out_dir, course.assignment)
             key = signature.load_key(course.path, create=True)
             status = _batch(course, submissions, out_dir, jobs, quiet, nbgrader_dir, executor,
                             scheduler, level, force, html, key, written, run_as)
@@ -58,6 +59,18 @@ def main(*, course_path: Path, submissions: Path | None, out_dir: Path, jobs: in
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
+
+
+def _refuse_another_assignments(out_dir: Path, assignment: str) -> None:
+    """--out holding another assignment's score files would have them overwritten, student by student: refused."""
+    for path in sorted(out_dir.glob("*.json")) if out_dir.is_dir() else []:
+        try:
+            other = json.loads(path.read_text(encoding="utf-8")).get("assignment")
+        except (OSError, ValueError, AttributeError):
+            continue                                     # not a score file we could read: regraded as today
+        if isinstance(other, str) and other != assignment:
+            raise GradeError(f"--out {out_dir}: holds {other!r}'s score files ({path.name}), not {assignment!r}'s: "
+                             f"give each assignment a folder of its own (e.g. --out scores/{assignment}/)")
 
 
 def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,

@@ -256,3 +256,15 @@ def test_grading_without_the_data_the_public_tests_answer_from_is_refused(mini_c
     folder = submission({"mathy.py": "def double(x):\n    return 2 * x\n"}, name="ada")
     code, output = grade("autograde", folder.parent, "--out", folder.parent.parent / "out", "--course", mini_course)
     assert code == 2 and "feedback.wiring_data" in output and "grade precompute" in output, output
+
+
+def test_an_out_folder_of_another_assignment_is_refused_and_left_as_it_is(mini_course, tmp_path, submission):
+    """Two assignments into one --out would overwrite each other's score files student by student."""
+    out = tmp_path / "scores"
+    out.mkdir()
+    theirs = out / "ada.json"
+    theirs.write_text(json.dumps({"student": "ada", "assignment": "the-modern-block", "score": 88}))
+    folder = submission({"mathy.py": "def double(x):\n    return 2 * x\n"}, name="ada")
+    code, output = grade("autograde", folder.parent, "--out", out, "--course", mini_course)
+    assert code == 2 and "holds 'the-modern-block''s score files (ada.json), not 'mini''s" in output, output
+    assert json.loads(theirs.read_text())["score"] == 88
