@@ -90,7 +90,7 @@ def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
     Examples:
       grade pack                          # exercises/ -> hand-in.zip
       grade pack --out ada.zip
-      grade pack the-block.ipynb
+      grade pack my-notebook.ipynb
     Then check it as it will be graded: grade check --path hand-in.zip
     Exits 0 when every module is there and not the released stub.
     """
@@ -294,7 +294,7 @@ def precompute(course_path: Path, check_only: bool) -> None:
               help="Folder with your modules (default: the course's exercises/ folder).")
 @click.option("--case", "settings", multiple=True, metavar="KEY=VALUE",
               help="A case of the worked example, as its trace module declares them (--cases lists them); "
-                   "repeat for several, e.g. --case row_x10=3 --case random.")
+                   "repeat for several.")
 @click.option("--cases", "list_cases", is_flag=True, help="List the worked example's cases and exit.")
 def trace(course_path: Path, path: Path | None, settings: tuple[str, ...], list_cases: bool) -> None:
     """Run the course's worked example through your functions, step by step, beside the reference.
@@ -305,9 +305,8 @@ def trace(course_path: Path, path: Path | None, settings: tuple[str, ...], list_
     step (where your block ends up). Exits 0 only when every step matches.
     Examples:
       grade trace
-      grade trace --cases              # what the worked example offers
-      grade trace --case row_x10=3     # the-block: token 3's embedding times 10
-      grade trace --case random        # the-block: random weights, two heads, gamma and beta set
+      grade trace --cases              # what this assignment's worked example offers
+      grade trace --case random        # one of them (NAME, or NAME=VALUE as --cases says)
     """
     from grader.commands import trace as command
 

@@ -65,8 +65,9 @@ def notebook(course: Course):
         "with the public tests and shows the points (run it as often as you like); the hidden tests run when "
         "your notebook is graded.\n\n"
         "**Check your work** from any cell, with the same tests, diagnoses and verdict as `grade check`: "
-        "`from grader import check; check()` (every problem) or `check(\"layernorm\")`; or `%load_ext grader` "
-        "once, then `%grade check layernorm`. It checks the notebook **as saved**, which is what is graded: "
+        f"`from grader import check; check()` (every problem) or `check(\"{course.problems[0].name}\")`; or "
+        f"`%load_ext grader` once, then `%grade check {course.problems[0].name}`. It checks the notebook **as "
+        "saved**, which is what is graded: "
         "save it (Ctrl+S) first.")]
     for index, problem in enumerate(course.problems):
         if problem.points <= 0:
