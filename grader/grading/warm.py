@@ -8,6 +8,7 @@ its task): an answer nobody asked for, or a grader whose thread has ended, fails
 """
 from __future__ import annotations
 
+import os
 import queue
 import shutil
 import tempfile
@@ -43,7 +44,10 @@ class WarmGrader:
             yield job
 
     def _loop(self, run, course: Course, hidden: bool, level: str) -> None:
+        core, self._claim = _claim_core()
         try:
+            if core is not None:                         # this thread, and the zygote and workers it forks
+                os.sched_setaffinity(0, {core})
             run(course, self._jobs(), self._answer, hidden=hidden, level=level, tmp_root=self.tmp)
         except BaseException:                            # the tasks waiting get grader errors, below
             pass
@@ -94,6 +98,30 @@ class WarmGrader:
         self._queue.put(None)
         self._thread.join(timeout=30)
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if getattr(self, "_claim", None) is not None:
+            os.close(self._claim)
+
+
+def _claim_core() -> tuple[int | None, int | None]:
+    """A core of this machine no other warm grader holds (an flock, freed if this process dies), as the
+    local grader processes are each pinned to one: a grader and its sandbox on one core grade ~18 % faster
+    than left to wander. (None, None) when every core is taken or the platform cannot pin."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None, None
+    import fcntl
+
+    for core in sorted(os.sched_getaffinity(0)):
+        try:
+            fd = os.open(os.path.join(tempfile.gettempdir(), f"grade-warm-core-{core}.lock"),
+                         os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:                                  # another user's lock file: not ours to take
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return core, fd
+        except OSError:
+            os.close(fd)
+    return None, None
 
 
 _current: list[WarmGrader] = []                      # this process's warm grader (none, or one)

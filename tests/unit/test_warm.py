@@ -53,3 +53,23 @@ def test_a_grader_that_stops_fails_its_waiting_and_later_tasks_closed(mini_cours
         grader.close()
     assert not ok.grader_error and lost.grader_error and later.grader_error
     assert grader.ended.is_set()
+
+
+def test_two_warm_graders_on_one_machine_take_different_cores():
+    import os
+
+    import pytest
+
+    from grader.grading.warm import _claim_core
+
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores and sched_setaffinity")
+    (first, a), (second, b) = _claim_core(), _claim_core()
+    try:
+        assert first is not None and second is not None and first != second
+    finally:
+        for fd in (a, b):
+            os.close(fd)
+    again, c = _claim_core()                             # freed with its descriptor
+    os.close(c)
+    assert again == first
