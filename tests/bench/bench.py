@@ -11,7 +11,9 @@ Prints, with medians where a step is repeated:
   test process, as nbgrader- or otter-style graders do), two at a time, as the baseline;
 - the time a submission that hangs costs (bounded by the call timeout and the time budgets);
 - the peak memory of the autograde parent after 300 and after 3,000 submissions of the mix (flat in the class
-  size: target ratio <= 1.2; --skip-class-memory leaves it out).
+  size: target ratio <= 1.2; --skip-class-memory leaves it out);
+- the same N on a Dask LocalCluster of 2 single-threaded workers on loopback, against --jobs 2 (target >= 0.8x;
+  needs the dask extra).
 
 The machines are shared and noisy: compare figures from one run, never across runs.
 
@@ -132,6 +134,19 @@ def class_memory(tmp: Path, level: str) -> None:
           f"(ratio {peaks[3000] / peaks[300]:.2f}; target <= 1.2)")
 
 
+def dask_seconds(cmd: list[str]) -> float | None:
+    """``cmd`` (an autograde without the executor) on a LocalCluster of 2 single-threaded workers; None
+    without dask."""
+    try:
+        import distributed
+    except ImportError:
+        return None
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        wall(cmd + ["--executor", "dask", "--scheduler", cluster.scheduler_address])          # warms the workers
+        return wall(cmd + ["--executor", "dask", "--scheduler", cluster.scheduler_address, "--force"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=500)
@@ -188,6 +203,10 @@ def main() -> None:
                                 "--unsafe", "--quiet"])
         print(f"2 submissions whose gelu never returns, --jobs 2: {seconds:6.2f} s "
               "(bounded by the call timeout and the problem budgets in course.json)")
+        seconds = dask_seconds(autograde(best, 2, "out-dask"))
+        if seconds is not None:
+            print(f"Dask LocalCluster, 2 workers x 1 thread: {seconds:7.2f} s for {n} = {n / seconds:6.1f} "
+                  f"submissions/s, {n / seconds / rates[best, 2]:.2f}x --jobs 2 (target >= 0.8x)")
         if not args.skip_class_memory and sys.platform == "linux":
             class_memory(Path(tmp), best)
 
