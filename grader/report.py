@@ -206,17 +206,15 @@ def summary_table(docs: Iterable[dict], console, title: str) -> None:
 
     docs = list(docs)
     names = [p["name"] for p in docs[0]["problems"]] if docs else []
+    rows = [_summary_row(doc, names) for doc in docs]
     headers = ["student", *names, "total"]
-    widths = [len(h) for h in headers]
-    for doc in docs:
-        student, cells, total, _ = _summary_row(doc, names)
-        widths = [max(w, len(c)) for w, c in zip(widths, [student, *cells, total])]
-    for start in range(0, max(len(docs), 1), TABLE_ROWS):
+    lines = [[student, *cells, total] for student, cells, total, _ in rows]
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *lines)]
+    for start in range(0, max(len(rows), 1), TABLE_ROWS):
         table = Table(title=title if start == 0 else None, title_justify="left")
         for header, width in zip(headers, widths):
             table.add_column(header, justify="left" if header == "student" else "right", min_width=width)
-        for doc in docs[start:start + TABLE_ROWS]:
-            student, cells, total, style = _summary_row(doc, names)
+        for student, cells, total, style in rows[start:start + TABLE_ROWS]:
             if style == "red":
                 flag = Text("grader error", style="bold red")
                 table.add_row(Text(student, style="red"), *[flag] * len(names), flag)

@@ -24,8 +24,9 @@ THE_BLOCK = "the-block"          # the project's first assignment, the example c
 sys.path.insert(0, str(PROJECT / "tests" / THE_BLOCK / "checks"))
 # the exercise suites are the grader's to run (with --noconftest), not this test run's; bench/ holds scripts
 collect_ignore_glob = ["*/public/*", "*/hidden/*", "bench/*"]
-MODULES = load(PROJECT / "course.json", "the-block").modules       # whatever the-block's problems are
-MAX_SCORE = load(PROJECT / "course.json", "the-block").max_score
+_THE_BLOCK = load(PROJECT / "course.json", "the-block")
+MODULES = _THE_BLOCK.modules                                         # whatever the-block's problems are
+MAX_SCORE = _THE_BLOCK.max_score
 REFERENCE = PROJECT / "solutions" / "the-block"                      # a correct submission: its MODULES files
 _SIBLING_IMPORT = re.compile(rf"^from (?:{'|'.join(MODULES)}) import .*$", re.M)
 

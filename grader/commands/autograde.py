@@ -62,7 +62,9 @@ def _interrupt(signum, frame) -> None:
 
 
 def _refuse_another_assignments(out_dir: Path, assignment: str) -> None:
-    """--out holding another assignment's score files would have them overwritten, student by student: refused."""
+    """--out holding another assignment's score files would have them overwritten, student by student: refused.
+    (It parses each file once more than the cache check does; keeping them all parsed would cost the memory the
+    summary saves.)"""
     for path in sorted(out_dir.glob("*.json")) if out_dir.is_dir() else []:
         try:
             other = json.loads(path.read_text(encoding="utf-8")).get("assignment")

@@ -239,8 +239,7 @@ def _grade_chunk(course_path: CourseFile, hidden: bool, level: str, chunk: list[
                 target.write_bytes(data)
             folder.mkdir(parents=True, exist_ok=True)
             jobs.append(Job(student, folder))
-        limits = load_course(course_path).limits
-        return grader.grade(jobs, timeout=limits.submission_budget * 5 + limits.import_budget + 60)
+        return grader.grade(jobs)
     finally:
         shutil.rmtree(task, ignore_errors=True)
 

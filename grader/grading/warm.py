@@ -29,6 +29,9 @@ class WarmGrader:
     def __init__(self, course: Course, hidden: bool, level: str, run: Callable):
         self.key = (str(course.path), course.assignment, course.sha256, hidden, level)
         self.level = level
+        # a submission's answer may take its whole budget at the wall-clock backstop, and its imports
+        self.timeout = course.limits.submission_budget * 5 + course.limits.import_budget + 60
+        self._claim: int | None = None                   # the flock on this grader's core, once it runs
         self.tmp = Path(tempfile.mkdtemp(prefix="grade-warm-"))
         self._queue: queue.Queue[Job | None] = queue.Queue()
         self._waiting: dict[Path, queue.Queue[Graded | None]] = {}
@@ -65,9 +68,11 @@ class WarmGrader:
             self.graded += 1
             slot.put(graded)
 
-    def grade(self, jobs: list[Job], timeout: float) -> list[Graded]:
+    def grade(self, jobs: list[Job], timeout: float | None = None) -> list[Graded]:
         """Grade ``jobs`` (folders of their own) and return their results in order; a submission the grader
-        could not answer within ``timeout`` seconds, or at all, is a grader error."""
+        could not answer within ``timeout`` seconds (default: the course's budgets), or at all, is a grader
+        error."""
+        timeout = self.timeout if timeout is None else timeout
         slots = []
         with self._lock:
             for job in jobs:
@@ -98,7 +103,7 @@ class WarmGrader:
         self._queue.put(None)
         self._thread.join(timeout=30)
         shutil.rmtree(self.tmp, ignore_errors=True)
-        if getattr(self, "_claim", None) is not None:
+        if self._claim is not None:
             os.close(self._claim)
 
 
