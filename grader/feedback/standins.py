@@ -19,7 +19,10 @@ Where the values come from:
   ``grade autograde``.
 
 No reference code ever enters the worker; its values for this test's calls do, as they would if the
-student's own components were right.
+student's own components were right. The values of the reference's own calls (and its variants') go with
+the call, sealed (:func:`grader.sandbox.child.protocol.sealed_keys`): the worker opens one only with those
+exact arguments, so a function wired like the reference asks the grader nothing, and any other call
+(a wrong input, a call the reference never makes) is still answered, or refused, here.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import base64
 import copy
 import inspect
 import json
+import secrets
 import sys
 from pathlib import PurePosixPath
 from types import SimpleNamespace
@@ -37,6 +41,7 @@ import numpy as np
 from grader.errors import GradeError
 from grader.feedback.compare import same_array
 from grader.feedback.outputs import call_key
+from grader.sandbox.child.protocol import WireError, bind, encode as wire_encode, sealed, sealed_keys
 from grader.sandbox.replies import NotSpecified
 
 Signature = list[tuple[str, bool, Any]]      # (parameter, has a default, the default)
@@ -47,25 +52,6 @@ def signature_of(function: Callable) -> Signature:
     return [(p.name, p.default is not inspect.Parameter.empty,
              None if p.default is inspect.Parameter.empty else p.default)
             for p in inspect.signature(function).parameters.values()]
-
-
-def bind(signature: list, args, kwargs) -> dict | None:
-    """``args`` and ``kwargs`` by parameter name, defaults filled in (``signature``: [name, has a default,
-    the default] each); None when they do not fit."""
-    names = [name for name, _, _ in signature]
-    if len(args) > len(names):
-        return None
-    bound = dict(zip(names, args))
-    for key, value in kwargs.items():
-        if key not in names or key in bound:
-            return None
-        bound[key] = value
-    for name, has_default, default in signature:
-        if name not in bound:
-            if not has_default:
-                return None
-            bound[name] = default
-    return bound
 
 
 RTOL, ATOL = 1e-6, 1e-9        # how close an argument must be to the specified wiring's to match it
@@ -113,7 +99,9 @@ class Wiring:
         self.reference = reference
         self.stored = stored or {"signatures": {}, "tests": {}}
         self._cache: dict[tuple, list[dict]] = {}
+        self._sealed: dict[tuple, dict] = {}
         self._signatures_cache: dict = {}
+        self._salt = secrets.token_bytes(16)
 
     @classmethod
     def for_course(cls, course, reference: SimpleNamespace | None) -> "Wiring":
@@ -127,22 +115,28 @@ class Wiring:
         return cls(course.functions, reference, stored)
 
     def stand_ins(self, test: str, public: bool, function: str, args: Sequence[Any],
-                  kwargs: Mapping[str, Any]) -> tuple[dict[str, str], Callable]:
+                  kwargs: Mapping[str, Any]) -> tuple[dict[str, str], Callable, dict]:
         """For the test ``test`` calling the student's ``function(*args, **kwargs)``: the functions to stand
-        in for (every other course function) and ``answer(name, args, kwargs)``, their values (the calls
-        the reference makes on these inputs first: a correct function costs no reference run)."""
+        in for (every other course function), ``answer(name, args, kwargs)``, their values (the calls
+        the reference makes on these inputs first: a correct function costs no reference run), and those
+        known calls' values sealed for the worker (see :meth:`sealed_answers`)."""
         replaced = {name: module for name, module in self.functions.items() if name != function}
         if public:
-            if (test, function) not in self._cache:      # decoded once: the same for every student
+            key = (test, function)
+            if key not in self._cache:                   # decoded once: the same for every student
                 stored = self.stored["tests"].get(test_key(test), {}).get(function, {})
-                self._cache[test, function] = [decode(c) for c in stored.get("calls", []) + stored.get("variants", [])]
-            known = self._cache[test, function]
+                self._cache[key] = [decode(c) for c in stored.get("calls", []) + stored.get("variants", [])]
+            known = self._cache[key]
             signatures = self.stored["signatures"]     # (stale or missing: `grade precompute --check` says so)
             live = None
         else:
             if self.reference is None:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
-            known, signatures, live = self._recorded(test, function, args, kwargs), self._signatures(), self.reference
+            key = (test, call_key(function, args, kwargs))
+            known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
+        if (public, key) not in self._sealed:
+            self._sealed[public, key] = self.sealed_answers(known, {n: signatures[n] for n in replaced
+                                                                    if n in signatures})
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
             bound = bind(signatures[name], args, kwargs) if name in signatures else None
@@ -156,12 +150,34 @@ class Wiring:
             except Exception:                                # the student's code passed what it cannot take
                 raise _never(name) from None
 
-        return replaced, answer
+        return replaced, answer, self._sealed[public, key]
 
-    def _recorded(self, test: str, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[dict]:
+    def sealed_answers(self, known: Sequence[dict], signatures: Mapping[str, list]) -> dict:
+        """The ``known`` calls' values, for the worker: each sealed with a key only their exact arguments
+        give (:func:`~grader.sandbox.child.protocol.sealed_keys`), found by a lookup only they give; the
+        boxes in one byte array (one frame). The same for every student: no student's data is in it."""
+        index, boxes, size = [], [], 0
+        for call in known:
+            signature = signatures.get(call["function"])
+            if signature is None or call["bound"] is None:
+                continue
+            try:
+                lookup, key = sealed_keys(self._salt, call["function"], signature, call["bound"])
+                box = sealed(key, b"".join(len(f).to_bytes(8, "big") + f for f in wire_encode(call["value"])))
+            except (WireError, KeyError):
+                continue
+            if any(lookup.hex() == one[0] for one in index):  # the same arguments: the first call's value,
+                continue                                          # as answer() gives
+            index.append([lookup.hex(), size, len(box)])
+            boxes.append(box)
+            size += len(box)
+        table = json.dumps({"salt": self._salt.hex(), "signatures": dict(signatures), "index": index})
+        return {"table": table, "boxes": np.frombuffer(b"".join(boxes), np.uint8)}     # (a string: one item
+                                                                                      # to encode per call)
+
+    def _recorded(self, key: tuple, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[dict]:
         """The reference's calls of its other functions in ``function(*args, **kwargs)``, once per test and
-        arguments (the same for every student)."""
-        key = (test, call_key(function, args, kwargs))
+        arguments (``key``; the same for every student)."""
         if key not in self._cache:
             self._cache[key] = record(self.reference, reference_modules(self.reference), function, args, kwargs,
                                       self.functions)[1]

@@ -24,12 +24,26 @@ from grader.sandbox.zygote import Zygote
 
 @dataclass(frozen=True)
 class Reply:
-    """One call's outcome: the decoded value, the arguments after the call (if asked), output, seconds."""
+    """One call's outcome: the decoded value, the arguments after the call (if asked), output, seconds, and
+    the stand-ins answered from sealed answers (as the worker tells: the reference's own calls only)."""
 
     value: Any
     inputs: Any
     output: str
     seconds: float
+    opened: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StandIns:
+    """A wiring call's stand-ins: the student's ``functions`` (name -> module) to stand in for,
+    ``answer(name, args, kwargs)`` giving their values here from trusted code (it raises
+    :class:`NotSpecified` for an input the specified wiring never gives), and ``sealed``, the values of
+    the reference's own calls sealed for the worker (:meth:`grader.feedback.standins.Wiring.sealed_answers`)."""
+
+    functions: Mapping[str, str]
+    answer: Callable[[str, list, dict], Any]
+    sealed: dict | None = None
 
 
 class Worker:
@@ -128,7 +142,7 @@ class Worker:
 
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
              return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None,
-             stand_ins: tuple[Mapping[str, str], Callable[[str, list, dict], Any]] | None = None) -> Reply:
+             stand_ins: StandIns | None = None) -> Reply:
         """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
 
         :param timeout: CPU seconds before the worker is killed, counted from when the worker could start
@@ -136,10 +150,9 @@ class Worker:
         :param ticket: this very call's ticket from :meth:`ahead`, if it was sent ahead (unknown tickets,
             e.g. of a worker killed since, are ignored: the call is sent now).
         :param encoded: the call as :meth:`encode_call` gives it, if the caller has it already.
-        :param stand_ins: ``(functions, answer)``: run the call with each of the student's ``functions``
-            (name -> module) bound, wherever the submission's modules refer to it, to a stand-in whose
-            value is ``answer(name, args, kwargs)``, computed here from trusted code (it raises
-            :class:`NotSpecified` for an input the specified wiring never gives).
+        :param stand_ins: run the call with each of the student's ``stand_ins.functions`` bound, wherever
+            the submission's modules refer to it, to a stand-in whose value is a sealed answer its exact
+            arguments open, or else ``stand_ins.answer(name, args, kwargs)``, asked from here.
         :raises StudentError: the student's code raised, timed out, crashed, exited or returned bad data.
             Its ``message`` is the grader's own words (a hidden test shows it); ``public`` and ``detail`` may
             hold what the student's code chose (an exception's name, a traceback): public tests only.
@@ -153,10 +166,11 @@ class Worker:
                 if ticket is None or not f.pending(ticket):
                     if stand_ins:
                         encoded = wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
-                                               "return_inputs": return_inputs, "standins": dict(stand_ins[0])})
+                                               "return_inputs": return_inputs,
+                                               "standins": dict(stand_ins.functions), "sealed": stand_ins.sealed})
                     one, request = f.request(module, function, return_inputs,
                                                  encoded or self.encode_call(function, args, kwargs, return_inputs))
-                    one.answer = stand_ins[1] if stand_ins else None
+                    one.answer = stand_ins.answer if stand_ins else None
                     while f.sent and f.unanswered + one.size > AHEAD_BYTES:
                         f.receive(None, self.limits.call_timeout)        # make room: never both writing
                     f.write([one], request)
@@ -187,7 +201,10 @@ class Worker:
             raise StudentError(kind, _words(kind, module, function), public=payload["error"][:SHOWN_TEXT],
                                detail=payload.get("traceback", "")[:SHOWN_TEXT * 4], output=output, seconds=seconds,
                                builtins=tuple(payload.get("builtins", ())))
-        return Reply(payload["value"], payload.get("inputs"), output, seconds)
+        opened = payload.get("opened") if stand_ins else None
+        if type(opened) is not list or not all(type(name) is str and name in stand_ins.functions for name in opened):
+            opened = []                                  # (a reply the worker's code would not send)
+        return Reply(payload["value"], payload.get("inputs"), output, seconds, tuple(opened))
 
     def check_fault(self) -> None:
         """:raises GraderFault: the grader's machinery failed during this submission (even if a suite's

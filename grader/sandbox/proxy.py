@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from grader.course.limits import Limits
 from grader.errors import StudentError
-from grader.sandbox.client import Worker
+from grader.sandbox.client import StandIns, Worker
 
 AHEAD = 32               # calls sent ahead at most; more are sent when half of them are answered
 
@@ -125,18 +125,19 @@ class Student:
             raise AttributeError(f"no student function {name!r} in course.json")
         if self._wiring is None or self._test is None:
             raise RuntimeError("student.wired() is for tests marked @pytest.mark.wiring")
-        replaced, answer = self._wiring.stand_ins(self._test, self._public, name, args, kwargs)
+        replaced, answer, sealed = self._wiring.stand_ins(self._test, self._public, name, args, kwargs)
         asked = self._stood_in = []
 
         def noted(function: str, a: list, k: dict) -> Any:
             asked.append(function)
             return answer(function, a, k)
-        return self._call(name, return_inputs, *args, _stand_ins=(replaced, noted), **kwargs)
+        return self._call(name, return_inputs, *args, _stand_ins=StandIns(replaced, noted, sealed), **kwargs)
 
     def stood_in(self) -> list[str]:
-        """The other course functions the last :meth:`wired` call asked for, in order: e.g. a block called
-        with ``use_attention=False`` must not ask for ``attention``. Known in the grader (the worker asks
-        it for every value), so the student's code cannot hide a call."""
+        """The other course functions the last :meth:`wired` call asked for: e.g. a block called with
+        ``use_attention=False`` must not ask for ``attention``. A call the reference does not make on these
+        inputs has no sealed answer: the worker asks the grader for its value, so the student's code cannot
+        hide it (the calls answered from sealed values are the worker's word, and are the reference's own)."""
         return list(self._stood_in)
 
     def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
@@ -204,6 +205,8 @@ class Student:
             self._total += self._worker.busy - self._busy    # every call's time, once, when answered
             self._busy = self._worker.busy
         self._output.append(reply.output)
+        if _stand_ins is not None:
+            self._stood_in.extend(reply.opened)
         if return_inputs:
             args_after, kwargs_after = reply.inputs
             return reply.value, args_after, kwargs_after

@@ -8,6 +8,7 @@ import ast
 import json
 import shutil
 
+import numpy as np
 import pytest
 from conftest import MAX_SCORE, PROJECT, THE_BLOCK, grade, write_tree
 from mutants import ATT_RETURN, BLOCK_LN_1, BLOCK_LN_2, FAULTS, LN_RETURN, faulty
@@ -267,6 +268,7 @@ def test_a_catalogued_wiring_mistake_is_named_on_public_tests(scores):
 
 
 SUITE = '''
+import numpy as np
 import pytest
 
 @pytest.mark.points(1)
@@ -318,3 +320,74 @@ def test_wiring_tests_run_after_the_plain_tests_of_their_phase(tmp_path, level, 
     assert {t["name"]: t["status"] for t in doc["tests"]} == \
         {**{name: "passed" for name in ("test_plain", "test_wired_first", "test_wired_second", "test_plain_after")},
          **({"test_hidden": "passed"} if command == "autograde" else {})}, [t["output"] for t in doc["tests"]]
+
+
+# ------------------------------------------------------------------------------------------------ sealed answers
+
+def test_a_sealed_answer_opens_only_with_the_exact_arguments():
+    from grader.sandbox.child import protocol as wire
+
+    salt, signature = b"s" * 16, [["x", False, None], ["eps", True, 1e-5]]
+    x = np.arange(6.0).reshape(2, 3)
+    lookup, key = wire.sealed_keys(salt, "layernorm", signature, wire.bind(signature, [x], {}))
+    # the same call written another way (a keyword, the default given) has the same lookup and key
+    assert (lookup, key) == wire.sealed_keys(salt, "layernorm", signature, wire.bind(signature, [], {"x": x, "eps": 1e-5}))
+    nudged = x.copy()
+    nudged[1, 2] = np.nextafter(nudged[1, 2], 10)    # one ulp off: another lookup, another key
+    for other in (wire.sealed_keys(salt, "layernorm", signature, wire.bind(signature, [nudged], {})),
+                  wire.sealed_keys(salt, "layernorm", signature, wire.bind(signature, [x, 1e-6], {})),
+                  wire.sealed_keys(salt, "gelu", signature, wire.bind(signature, [x], {})),
+                  wire.sealed_keys(b"t" * 16, "layernorm", signature, wire.bind(signature, [x], {}))):
+        assert other[0] != lookup and other[1] != key
+    box = wire.sealed(key, b"the reference's value")
+    assert box != b"the reference's value" and wire.sealed(key, box) == b"the reference's value"
+    assert wire.sealed(wire.sealed_keys(salt, "layernorm", signature, wire.bind(signature, [nudged], {}))[1], box) \
+        != b"the reference's value"
+
+
+def _wired_block(course, folder, limits_):
+    """The student's block in ``folder``, wired, on a hidden test's inputs: its value, the stand-ins it asked
+    for, and those the grader answered itself (the others came sealed with the call)."""
+    from grader.feedback.standins import Wiring
+    from grader.grading.plugin import load_reference
+    from grader.sandbox.client import Worker
+    from grader.sandbox.proxy import Student
+
+    reference = load_reference(course)
+    wiring = Wiring.for_course(course, reference)
+    answered = []
+    stand_ins = wiring.stand_ins
+
+    def counted(*args):
+        replaced, answer, sealed = stand_ins(*args)
+        return replaced, lambda name, a, k: answered.append(name) or answer(name, a, k), sealed
+
+    wiring.stand_ins = counted
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(5, 8))
+    params = {"W_q": rng.normal(size=(8, 8)), "W_k": rng.normal(size=(8, 8)), "W_v": rng.normal(size=(8, 8)),
+              "W_o": rng.normal(size=(8, 8)), "W_1": rng.normal(size=(8, 32)), "W_2": rng.normal(size=(32, 8)),
+              "gamma_1": rng.normal(size=8), "beta_1": rng.normal(size=8), "gamma_2": rng.normal(size=8),
+              "beta_2": rng.normal(size=8)}
+    with Worker(folder, limits_, modules=course.modules, functions=course.functions) as worker:
+        student = Student(worker, course.functions, limits_, wiring=wiring)
+        student.start_test("tests/the-block/hidden/test_block.py::test_sealed", public=False)
+        got = student.wired("block", x, params, 2)
+        return got, student.stood_in(), answered, reference.block(x, params, 2)
+
+
+def test_a_block_wired_like_the_reference_asks_the_grader_nothing(course, tmp_path):
+    folder = faulty(tmp_path, "reference")
+    got, stood_in, answered, expected = _wired_block(course, folder, course.limits)
+    assert np.allclose(got, expected)
+    assert sorted(stood_in) == ["attention", "layernorm", "layernorm", "mlp"] and answered == []
+
+
+def test_a_call_the_reference_does_not_make_is_answered_by_the_grader(course, tmp_path):
+    # the first LayerNorm with the second one's gamma and beta: that call has no sealed answer
+    folder = faulty(tmp_path, "wrong", WIRING_FAULTS["block_gamma_2_first"])
+    got, stood_in, answered, expected = _wired_block(course, folder, course.limits)
+    # the grader saw the wrong call, and every call after it (their inputs follow from its value)
+    assert answered == ["layernorm", "attention", "layernorm", "mlp"], answered
+    assert not np.allclose(got, expected)                           # the block's value is the wrong wiring's
+    assert stood_in == answered

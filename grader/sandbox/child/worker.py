@@ -12,6 +12,7 @@ files and nothing else of the grader.
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import random
@@ -73,10 +74,11 @@ def _modules_of(submission: str) -> list:
 def _stand_ins(names: dict, submission: str, ask) -> list:
     """Bind, by identity, every global of the submission's modules (and every attribute of its component
     modules) that IS one of the student's functions ``names`` (function -> module) to a stand-in that asks
-    the grader for its value (``ask(function, args, kwargs)``): only the wiring of the function under test
-    runs as the student wrote it. The grader decides every answer from the arguments it is sent: nothing in
-    this process (which the student's code may have patched) could make a wrong call get a right value.
-    Returns what to put back."""
+    for its value (``ask(function, args, kwargs)``): only the wiring of the function under test runs as the
+    student wrote it. The grader decides every answer: from the arguments it is sent, or in advance for the
+    exact arguments of the reference's own calls, sealed so that only those arguments open it
+    (:func:`_sealed_answer`). Nothing in this process (which the student's code may have patched) could
+    make a wrong call get a right value. Returns what to put back."""
     mine = _modules_of(submission)
     undo = []
     for function, module_name in names.items():
@@ -97,14 +99,47 @@ def _stand_ins(names: dict, submission: str, ask) -> list:
     return undo
 
 
+_NONE = object()
+
+
+def _sealed_answer(sealed: dict, function: str, args: list, kwargs: dict):
+    """The grader's sealed answer for exactly these arguments, opened; ``_NONE`` when it sealed none."""
+    signature = sealed["signatures"].get(function)
+    bound = protocol.bind(signature, args, kwargs) if signature is not None else None
+    if bound is None:
+        return _NONE
+    try:
+        lookup, key = protocol.sealed_keys(sealed["salt"], function, signature, bound)
+    except WireError:
+        return _NONE
+    where = sealed["index"].get(lookup)
+    if where is None:
+        return _NONE
+    start, size = where
+    data = protocol.sealed(key, sealed["boxes"][start:start + size])
+    return read_message(io.BytesIO(data))
+
+
 def _asker(request: dict, requests, replies):
-    """``ask(function, args, kwargs)``: the grader's answer for a stand-in's call, over the worker's channel."""
-    asked = [0]
+    """``ask(function, args, kwargs)``: the grader's answer for a stand-in's call (sealed in the request, or
+    over the worker's channel), and the list of the functions answered from sealed ones, in order."""
+    asked, opened = [0], []
+    sealed = request.get("sealed")
+    if sealed:
+        table = json.loads(sealed["table"])
+        sealed = {"salt": bytes.fromhex(table["salt"]), "signatures": table["signatures"],
+                  "index": {bytes.fromhex(lookup): (start, size) for lookup, start, size in table["index"]},
+                  "boxes": sealed["boxes"].tobytes()}
 
     def ask(function: str, args: list, kwargs: dict):
         asked[0] += 1
         if asked[0] > MAX_STANDIN_CALLS:
             raise RuntimeError(f"{function}() was called more than {MAX_STANDIN_CALLS} times")
+        if sealed:
+            value = _sealed_answer(sealed, function, args, kwargs)
+            if value is not _NONE:
+                opened.append(function)
+                return value
         try:
             frames = encode({"id": request["id"], "standin": function, "args": args, "kwargs": kwargs})
         except WireError as exc:
@@ -117,7 +152,7 @@ def _asker(request: dict, requests, replies):
             raise NotSpecified(answer.get("error", ""))
         return answer["value"]
 
-    return ask
+    return ask, opened
 
 
 def _call(request: dict, requests=None, replies=None) -> dict:
@@ -132,11 +167,12 @@ def _call(request: dict, requests=None, replies=None) -> dict:
     if not callable(fn):
         return {"ok": False, "kind": "missing_function", "error": f"{module_name}.py has no function {function}()"}
     args, kwargs = request["args"], request["kwargs"]
-    undo = []
+    undo, opened = [], None
     if request.get("standins"):
         for name in set(request["standins"].values()):   # the modules the stand-ins replace functions of
             _import(name)
-        undo = _stand_ins(request["standins"], sys.path[0], _asker(request, requests, replies))
+        ask, opened = _asker(request, requests, replies)
+        undo = _stand_ins(request["standins"], sys.path[0], ask)
     random.seed(SEED)
     np.random.seed(SEED)
     started = time.perf_counter()
@@ -156,6 +192,8 @@ def _call(request: dict, requests=None, replies=None) -> dict:
         for where, key, original in undo:
             setattr(where, key, original)
     reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started}
+    if opened is not None:
+        reply["opened"] = opened
     if request.get("return_inputs"):
         reply["inputs"] = [args, kwargs]
     return reply
