@@ -391,3 +391,40 @@ def test_a_call_the_reference_does_not_make_is_answered_by_the_grader(course, tm
     assert answered == ["layernorm", "attention", "layernorm", "mlp"], answered
     assert not np.allclose(got, expected)                           # the block's value is the wrong wiring's
     assert stood_in == answered
+
+
+# A block that does not know pre-LN from post-LN: post-LN, unless the sealed table that came with the call holds an
+# answer for pre-LN's first call. It hashes the candidate itself (the table and its salt are in the stand-in's
+# closure) and asks nothing: no call of the other wiring is ever made, so no stand-in sees it.
+ORACLE_BLOCK = '''
+def _table_knows(name, *args):
+    for cell in getattr(layernorm, "__closure__", None) or ():
+        ask = cell.cell_contents
+        cells = dict(zip(ask.__code__.co_freevars, (c.cell_contents for c in ask.__closure__ or ())))
+        table, wire = cells.get("sealed"), ask.__globals__.get("protocol")
+        if table and wire:
+            signature = table["signatures"][name]
+            bound = wire.bind(signature, list(args), {})
+            return wire.sealed_keys(table["salt"], name, signature, bound)[0] in table["index"]
+    return False
+
+
+def block(x, params, n_heads=1, use_attention=True):
+    p = params
+    if _table_knows("layernorm", x, p.get("gamma_1"), p.get("beta_1")):
+        return _pre_ln(x, params, n_heads, use_attention)
+    h = layernorm(x + attention(x, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads), p.get("gamma_1"), p.get("beta_1"))
+    return layernorm(h + mlp(h, p["W_1"], p["W_2"]), p.get("gamma_2"), p.get("beta_2"))
+
+
+def _pre_ln(x, params, n_heads=1, use_attention=True):'''
+
+
+def test_a_hidden_tests_sealed_answers_do_not_tell_the_reference_wiring_from_another(course, tmp_path):
+    # In a hidden test the grader answers any call (the reference runs on whatever the block passes), so no round
+    # trip tells a block which of two wirings is the reference's. The values sealed with the call must not either:
+    # the block gets its own wiring's value, as it did when every call was a round trip.
+    folder = faulty(tmp_path, "oracle", {"block": [("def block(x, params, n_heads=1, use_attention=True):",
+                                                    ORACLE_BLOCK)]})
+    got, stood_in, answered, expected = _wired_block(course, folder, course.limits)
+    assert not np.allclose(got, expected), "the block chose the reference's wiring from the sealed table"
