@@ -19,10 +19,11 @@ Where the values come from:
   ``grade autograde``.
 
 No reference code ever enters the worker; its values for this test's calls do, as they would if the
-student's own components were right. The values of the reference's own calls (and its variants') go with
-the call, sealed (:func:`grader.sandbox.child.protocol.sealed_keys`): the worker opens one only with those
-exact arguments, so a function wired like the reference asks the grader nothing, and any other call
-(a wrong input, a call the reference never makes) is still answered, or refused, here.
+student's own components were right. In a public test, the values of the reference's own calls (and its
+variants') go with the call, sealed (:func:`grader.sandbox.child.protocol.sealed_keys`): the worker opens
+one only with those exact arguments, so a function wired like the reference asks the grader nothing, and
+any other call (a wrong input, a call the reference never makes) is still answered, or refused, here.
+A hidden test's calls are all answered here (sealed, they would tell the reference's wiring from others).
 """
 from __future__ import annotations
 
@@ -118,8 +119,9 @@ class Wiring:
                   kwargs: Mapping[str, Any]) -> tuple[dict[str, str], Callable, dict]:
         """For the test ``test`` calling the student's ``function(*args, **kwargs)``: the functions to stand
         in for (every other course function), ``answer(name, args, kwargs)``, their values (the calls
-        the reference makes on these inputs first: a correct function costs no reference run), and those
-        known calls' values sealed for the worker (see :meth:`sealed_answers`)."""
+        the reference makes on these inputs first: a correct function costs no reference run), and, in a
+        public test, those known calls' values sealed for the worker (see :meth:`sealed_answers`; None in a
+        hidden test)."""
         replaced = {name: module for name, module in self.functions.items() if name != function}
         if public:
             key = (test, function)
@@ -134,9 +136,11 @@ class Wiring:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
             key = (test, call_key(function, args, kwargs))
             known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
-        if (public, key) not in self._sealed:
-            self._sealed[public, key] = self.sealed_answers(known, {n: signatures[n] for n in replaced
-                                                                    if n in signatures})
+        # Sealed: a public test's calls only (their values ship in the release's wiring data). A hidden test's
+        # table would be an oracle: the worker holds the salt, so a block could hash candidate calls and keep
+        # the wiring whose calls have answers, where a round trip answers every wiring alike.
+        if public and key not in self._sealed:
+            self._sealed[key] = self.sealed_answers(known, {n: signatures[n] for n in replaced if n in signatures})
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
             bound = bind(signatures[name], args, kwargs) if name in signatures else None
@@ -150,13 +154,13 @@ class Wiring:
             except Exception:                                # the student's code passed what it cannot take
                 raise _never(name) from None
 
-        return replaced, answer, self._sealed[public, key]
+        return replaced, answer, self._sealed[key] if public else None
 
     def sealed_answers(self, known: Sequence[dict], signatures: Mapping[str, list]) -> dict:
         """The ``known`` calls' values, for the worker: each sealed with a key only their exact arguments
         give (:func:`~grader.sandbox.child.protocol.sealed_keys`), found by a lookup only they give; the
         boxes in one byte array (one frame). The same for every student: no student's data is in it."""
-        index, boxes, size = [], [], 0
+        sealed_by_lookup: dict[str, bytes] = {}
         for call in known:
             signature = signatures.get(call["function"])
             if signature is None or call["bound"] is None:
@@ -166,10 +170,12 @@ class Wiring:
                 box = sealed(key, b"".join(len(f).to_bytes(8, "big") + f for f in wire_encode(call["value"])))
             except (WireError, KeyError):
                 continue
-            if any(lookup.hex() == one[0] for one in index):  # the same arguments: the first call's value,
-                continue                                          # as answer() gives
-            index.append([lookup.hex(), size, len(box)])
-            boxes.append(box)
+            sealed_by_lookup.setdefault(lookup.hex(), box)   # the same arguments: the first call's value,
+                                                              # as answer() gives
+        index, boxes, size = [], [], 0
+        for lookup, box in sorted(sealed_by_lookup.items()):  # in the lookups' order, not the calls': the
+            index.append([lookup, size, len(box)])            # reference's calls come first in `known`, its
+            boxes.append(box)                                 # variants' after them
             size += len(box)
         table = json.dumps({"salt": self._salt.hex(), "signatures": dict(signatures), "index": index})
         return {"table": table, "boxes": np.frombuffer(b"".join(boxes), np.uint8)}     # (a string: one item

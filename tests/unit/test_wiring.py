@@ -345,9 +345,22 @@ def test_a_sealed_answer_opens_only_with_the_exact_arguments():
         != b"the reference's value"
 
 
-def _wired_block(course, folder, limits_):
-    """The student's block in ``folder``, wired, on a hidden test's inputs: its value, the stand-ins it asked
-    for, and those the grader answered itself (the others came sealed with the call)."""
+PUBLIC_BLOCK_TEST = "tests/the-block/public/test_block.py::test_block_two_heads_with_gamma_and_beta"
+
+
+def _public_constant(suite: str, name: str):
+    """A constant of the-block's public suite file ``suite`` (its assignment evaluated with numpy alone: no
+    import of the test module)."""
+    tree = ast.parse((PROJECT / "tests" / THE_BLOCK / "public" / f"{suite}.py").read_text())
+    node = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                and any(getattr(t, "id", None) == name for t in n.targets))
+    return eval(compile(ast.Expression(node), suite, "eval"), {"np": np})
+
+
+def _wired_block(course, folder, limits_, public=False):
+    """The student's block in ``folder``, wired, on a hidden test's inputs (``public``: on the public test
+    PUBLIC_BLOCK_TEST's): its value, the stand-ins it asked for, and those the grader answered itself (the
+    others came sealed with the call)."""
     from grader.feedback.standins import Wiring
     from grader.grading.plugin import load_reference
     from grader.sandbox.client import Worker
@@ -369,18 +382,30 @@ def _wired_block(course, folder, limits_):
               "W_o": rng.normal(size=(8, 8)), "W_1": rng.normal(size=(8, 32)), "W_2": rng.normal(size=(32, 8)),
               "gamma_1": rng.normal(size=8), "beta_1": rng.normal(size=8), "gamma_2": rng.normal(size=8),
               "beta_2": rng.normal(size=8)}
+    if public:                                   # that public test's inputs (wiring.json has its calls)
+        x = np.array([[-0.5, 0.8, -0.6, -0.8], [-0.3, -0.5, 0.3, -0.6], [-0.6, 0.8, 0.6, 0.1]])
+        params = _public_constant("test_block", "WEIGHTS")
     with Worker(folder, limits_, modules=course.modules, functions=course.functions) as worker:
         student = Student(worker, course.functions, limits_, wiring=wiring)
-        student.start_test("tests/the-block/hidden/test_block.py::test_sealed", public=False)
+        student.start_test(PUBLIC_BLOCK_TEST if public else "tests/the-block/hidden/test_block.py::test_sealed",
+                           public=public)
         got = student.wired("block", x, params, 2)
         return got, student.stood_in(), answered, reference.block(x, params, 2)
 
 
 def test_a_block_wired_like_the_reference_asks_the_grader_nothing(course, tmp_path):
     folder = faulty(tmp_path, "reference")
-    got, stood_in, answered, expected = _wired_block(course, folder, course.limits)
+    got, stood_in, answered, expected = _wired_block(course, folder, course.limits, public=True)
     assert np.allclose(got, expected)
     assert sorted(stood_in) == ["attention", "layernorm", "layernorm", "mlp"] and answered == []
+
+
+def test_a_hidden_test_sends_no_sealed_answers(course, tmp_path):
+    # (an oracle otherwise: see test_a_hidden_tests_sealed_answers_do_not_tell_the_reference_wiring_from_another)
+    folder = faulty(tmp_path, "reference")
+    got, stood_in, answered, expected = _wired_block(course, folder, course.limits)
+    assert np.allclose(got, expected)
+    assert stood_in == answered == ["layernorm", "attention", "layernorm", "mlp"]
 
 
 def test_a_call_the_reference_does_not_make_is_answered_by_the_grader(course, tmp_path):
@@ -428,3 +453,14 @@ def test_a_hidden_tests_sealed_answers_do_not_tell_the_reference_wiring_from_ano
                                                     ORACLE_BLOCK)]})
     got, stood_in, answered, expected = _wired_block(course, folder, course.limits)
     assert not np.allclose(got, expected), "the block chose the reference's wiring from the sealed table"
+
+
+def test_a_sealed_table_does_not_tell_the_reference_calls_from_its_variants():
+    # the public table holds the reference's calls first and its variants' after: its index must not keep that order
+    from grader.feedback.standins import Wiring
+
+    wiring = Wiring({"gelu": "gelu", "mlp": "block"}, None, None)
+    signature = [["x", False, None]]
+    known = [{"function": "gelu", "bound": {"x": np.full(3, float(i))}, "value": np.full(3, float(i))} for i in range(8)]
+    index = json.loads(wiring.sealed_answers(known, {"gelu": signature})["table"])["index"]
+    assert [lookup for lookup, _, _ in index] == sorted(lookup for lookup, _, _ in index) and len(index) == 8
