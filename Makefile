@@ -57,7 +57,7 @@ PYTHON_XCHECK ?= python3
 crosscheck:
 	$(PYTHON_XCHECK) tests/the-modern-block/checks/crosscheck.py
 
-bench: $(STAMP)
+bench: $(NB_STAMP)
 	$(BIN)/python tests/bench/bench.py
 
 # How well the known mistakes name the faults of the acceptance corpus (../shared/submissions).

@@ -5,6 +5,12 @@ Prints, with medians where a step is repeated:
 - `grade autograde` throughput (submissions per second, median of 3 runs) on N generated submissions (a
   mix of correct, partial and faulty ones) with --jobs 1 and --jobs 2, at every isolation level the machine
   offers;
+- four ways, --jobs 2 at the best level: the mix and N copies of the reference (a real class's final hand-in
+  is mostly correct), with the project (and its venv) where it is AND in a copy under /tmp with a venv of
+  its own, as `make test` makes it (nbgrader extra installed; --skip-tmp-copy leaves the copy out);
+- the floor: a worker forked from the zygote per submission importing five no-op modules, then the calls a
+  correct submission makes (as many sent ahead and as many one at a time) to no-op functions: what the
+  sandbox and the protocol cost with no grading and no student arithmetic, against the reference's rate;
 - the peak memory (RSS) of one worker and of one grader process, in a separate run (polling `ps`
   costs CPU that the throughput runs must not lose);
 - the same N graded by a plain `pytest` run per submission (the student's code imported into the
@@ -17,7 +23,7 @@ Prints, with medians where a step is repeated:
 
 The machines are shared and noisy: compare figures from one run, never across runs.
 
-    python tests/bench/bench.py [--submissions 500] [--repeat 5] [--skip-baseline]
+    python tests/bench/bench.py [--submissions 500] [--repeat 5] [--skip-baseline] [--skip-tmp-copy]
 """
 from __future__ import annotations
 
@@ -32,19 +38,21 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from grader.course.manifest import load
 from grader.sandbox.policy import BWRAP, PROCESS, available_levels
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 GRADE = [sys.executable, "-m", "grader"]
 COURSE = ["-a", "the-block"]               # the class measured: the-block's
+MODULES = load(ROOT / "course.json", "the-block").modules
 HANG = "def gelu(x):\n    while True:\n        pass\n"
 AUTOGRADE_RUNS = 3       # each throughput figure is the median of this many runs
 
 
-def wall(cmd: list[str], **kwargs) -> float:
+def wall(cmd: list[str], cwd: Path = ROOT, **kwargs) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
     if proc.returncode not in (0, 1):                    # 1: `grade check` on code that fails a test
         raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
     return time.perf_counter() - started
@@ -55,6 +63,90 @@ def make_class(folder: Path, n: int) -> None:
     sources = [ROOT / "solutions" / "the-block", ROOT / "exercises" / "the-block"] + sorted((ROOT / "examples" / "the-block").iterdir())
     for i in range(n):
         shutil.copytree(sources[i % len(sources)], folder / f"s{i:04d}")
+
+
+def make_correct_class(folder: Path, n: int) -> None:
+    """n copies of the reference's modules."""
+    for i in range(n):
+        (folder / f"c{i:04d}").mkdir(parents=True)
+        for module in MODULES:
+            shutil.copy(ROOT / "solutions" / "the-block" / f"{module}.py", folder / f"c{i:04d}")
+
+
+def tmp_copy(tmp: Path) -> Path:
+    """The project's tracked files copied under ``tmp`` (the system's temporary folder), with a venv of its
+    own made as `make test` makes it (nbgrader extra installed)."""
+    copy = tmp / "project"
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        if (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, copy / name)
+    subprocess.run(["make", "-s", ".venv/.installed-nbgrader", f"PYTHON={sys.executable}"], cwd=copy, check=True,
+                   stdout=subprocess.DEVNULL)
+    return copy
+
+
+def calls_of_a_correct_submission() -> tuple[int, int]:
+    """The calls one correct submission's grading makes: (sent ahead, made one at a time, wired ones included)."""
+    from grader.grading.executors import run
+    from grader.grading.results import Job
+    from grader.sandbox import client
+
+    counts = {"ahead": 0, "one": 0}
+    original = client.Worker.call
+
+    def counted(self, *args, ticket=None, **kwargs):
+        counts["ahead" if ticket else "one"] += 1
+        return original(self, *args, ticket=ticket, **kwargs)
+
+    client.Worker.call = counted
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            make_correct_class(Path(tmp), 1)
+            run(load(ROOT / "course.json", "the-block"), [Job("c", Path(tmp) / "c0000")], lambda _: None,
+                hidden=True, level=PROCESS)
+    finally:
+        client.Worker.call = original
+    return counts["ahead"], counts["one"]
+
+
+def floor(level: str, ahead: int, one: int, n: int = 100) -> tuple[float, float]:
+    """Seconds a submission, on one core: (a worker forked from the zygote that imports five no-op modules
+    and answers one call; the same, then ``ahead`` calls sent ahead and ``one`` made one at a time, each to a
+    no-op function on a 16x8 array)."""
+    import numpy as np
+
+    from grader.sandbox.client import Worker
+    from grader.sandbox.zygote import Zygote
+
+    course = load(ROOT / "course.json", "the-block")
+    x = np.random.default_rng(0).normal(size=(16, 8))
+    encoded = tuple(Worker.encode_call("f", [x], {}))
+    figures = []
+    with tempfile.TemporaryDirectory() as tmp, Zygote(level, imports=course.limits.imports) as zygote:
+        for module in course.modules:
+            Path(tmp, f"{module}.py").write_text("def f(*args, **kwargs):\n    return args[0] if args else None\n")
+        module = course.modules[0]
+
+        def submission(calls: bool) -> None:
+            with Worker(Path(tmp), course.limits, level, zygote, None, course.modules, None,
+                        course.functions) as worker:
+                worker.call(module, "f", [x], {}, 5.0)
+                if calls:
+                    for start in range(0, ahead, 32):
+                        for ticket in worker.ahead([(module, "f", False, encoded)] * min(32, ahead - start)):
+                            worker.call(module, "f", [x], {}, 5.0, ticket=ticket, encoded=encoded)
+                    for _ in range(one):
+                        worker.call(module, "f", [x], {}, 5.0)
+
+        for calls in (False, True):
+            submission(calls)
+            started = time.perf_counter()
+            for _ in range(n):
+                submission(calls)
+            figures.append((time.perf_counter() - started) / n)
+    return figures[0], figures[1]
 
 
 def peak_rss(cmd: list[str]) -> tuple[float, float]:
@@ -147,12 +239,51 @@ def dask_seconds(cmd: list[str]) -> float | None:
         return wall(cmd + ["--executor", "dask", "--scheduler", cluster.scheduler_address, "--force"])
 
 
+def four_ways(tmp: Path, mix: Path, n: int, level: str, mix_rate: float, skip_copy: bool) -> None:
+    """--jobs 2 at ``level`` on the mix and on n copies of the reference, with the project here and (unless
+    ``skip_copy``) in a copy under /tmp with a venv of its own; then the floor against the reference's rate."""
+    correct = tmp / "correct"
+    make_correct_class(correct, n)
+    places = [("here", GRADE, ROOT)]
+    if not skip_copy:
+        copy = tmp_copy(tmp)
+        places.append(("under /tmp", [str(copy / ".venv" / "bin" / "python"), "-m", "grader"], copy))
+    nbgrader = subprocess.run([sys.executable, "-c", "import nbgrader"], capture_output=True).returncode == 0
+    print(f"four ways (--jobs 2, --sandbox {level}, {n} submissions; nbgrader extra installed here: "
+          f"{'yes' if nbgrader else 'NO'}; target >= 100/s each):")
+    rates = {}
+    for where, grade, cwd in places:
+        for name, folder in (("the mix", mix), ("copies of the reference", correct)):
+            if where == "here" and folder is mix:
+                rates[where, name] = mix_rate                # measured above
+            else:
+                rates[where, name] = n / statistics.median(
+                    wall(grade + ["autograde", *COURSE, str(folder), "--out", str(tmp / f"out-4-{i}"), "--jobs", "2",
+                                  "--sandbox", level, "--unsafe", "--quiet", "--force"], cwd=cwd)
+                    for i in range(AUTOGRADE_RUNS))
+            print(f"  project {where:10}, {name:24}: {rates[where, name]:6.1f} submissions/s"
+                  + (f" ({rates[where, name] / rates['here', name]:.2f}x here)" if where != "here" else ""))
+    ahead, one = calls_of_a_correct_submission()
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})                # the zygote and its workers on this core too
+    try:
+        start, calls = floor(level, ahead, one)
+    finally:
+        os.sched_setaffinity(0, cores)
+    print(f"floor, one core: a worker forked, confined, importing five no-op modules and answering one call "
+          f"{start * 1000:5.1f} ms a submission; with a correct submission's {ahead + one} calls ({ahead} sent ahead, "
+          f"{one} one at a time) to no-op functions {calls * 1000:5.1f} ms: {2 / calls:5.1f} submissions/s on two "
+          f"cores; copies of the reference graded at {rates['here', 'copies of the reference'] * calls / 2:.2f}x "
+          "the floor")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-baseline", action="store_true", help="leave out the plain-pytest baseline")
     parser.add_argument("--skip-class-memory", action="store_true", help="leave out the 300 / 3,000 memory runs")
+    parser.add_argument("--skip-tmp-copy", action="store_true", help="leave out the project's copy under /tmp")
     args = parser.parse_args()
     n = args.submissions
 
@@ -177,6 +308,7 @@ def main() -> None:
                 print(f"grade autograde --sandbox {level:7} --jobs {jobs}: {seconds:7.2f} s for {n} = "
                       f"{rates[level, jobs]:6.1f} submissions/s (median of {AUTOGRADE_RUNS})")
         best = available_levels()[0]
+        four_ways(Path(tmp), subs, n, best, rates[best, 2], args.skip_tmp_copy)
         two = Path(tmp) / "two"
         make_class(two, 2)
         start = wall(GRADE + ["autograde", *COURSE, str(two), "--out", str(Path(tmp) / "out-two"), "--jobs", "2",
