@@ -82,8 +82,10 @@ def tmp_copy(tmp: Path) -> Path:
         if (ROOT / name).is_file():
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, copy / name)
-    subprocess.run(["make", "-s", ".venv/.installed-nbgrader", f"PYTHON={sys.executable}"], cwd=copy, check=True,
-                   stdout=subprocess.DEVNULL)
+    made = subprocess.run(["make", "-s", ".venv/.installed-nbgrader", f"PYTHON={sys.executable}"], cwd=copy,
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        raise SystemExit(f"bench: make install in {copy} failed: {made.stderr[-2000:]}")
     return copy
 
 
