@@ -147,7 +147,8 @@ def _root(files: Sequence[File], modules: set[str], is_stub: Callable[[PurePosix
             found.setdefault(f.path.parent, []).append(f.path)
             newest[f.path.parent] = max(newest.get(f.path.parent, 0.0), f.mtime)
     if found:
-        own = {folder: sum(not is_stub(p) for p in paths) for folder, paths in found.items()}
+        # (one folder: nothing to rank, no module parsed)
+        own = {folder: sum(not is_stub(p) for p in paths) if len(found) > 1 else 0 for folder, paths in found.items()}
         ranked = sorted(found, key=lambda d: (-own[d], -len(found[d]), -newest[d], len(d.parts), d.as_posix()))
         root, others = ranked[0], ranked[1:]
         why = f"graded the course's modules in {_where(root)}"

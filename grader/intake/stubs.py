@@ -45,7 +45,7 @@ def _placeholder(body: list[ast.stmt]) -> bool:
     """A function body that is only a docstring and ``pass`` / ``...`` / ``raise NotImplementedError``."""
     if body and _docstring(body[0]):
         body = body[1:]
-    return {ast.dump(s) for s in body} <= PLACEHOLDERS
+    return all(isinstance(s, (ast.Pass, ast.Expr, ast.Raise)) and ast.dump(s) in PLACEHOLDERS for s in body)
 
 
 def _evaluated(args: ast.arguments, returns: ast.expr | None) -> list[ast.expr]:
