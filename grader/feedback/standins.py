@@ -125,22 +125,24 @@ class Wiring:
         replaced = {name: module for name, module in self.functions.items() if name != function}
         if public:
             key = (test, function)
+            signatures = self.stored["signatures"]     # (stale or missing: `grade precompute --check` says so)
             if key not in self._cache:                   # decoded once: the same for every student
                 stored = self.stored["tests"].get(test_key(test), {}).get(function, {})
-                self._cache[key] = [decode(c) for c in stored.get("calls", []) + stored.get("variants", [])]
+                own = [decode(c) for c in stored.get("calls", [])]
+                self._cache[key] = own + [decode(c) for c in stored.get("variants", [])]
+                # Sealed: a public test's reference calls only. Their values ship in the release's wiring data,
+                # which names them as the reference's (a variant's, a known mistake's, is answered here). A
+                # hidden test's table would be an oracle: the worker holds the salt, so a block could hash
+                # candidate calls and keep the wiring whose calls have answers, where a round trip answers
+                # every wiring alike.
+                self._sealed[key] = self.sealed_answers(own, {n: signatures[n] for n in replaced if n in signatures})
             known = self._cache[key]
-            signatures = self.stored["signatures"]     # (stale or missing: `grade precompute --check` says so)
             live = None
         else:
             if self.reference is None:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
             key = (test, call_key(function, args, kwargs))
             known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
-        # Sealed: a public test's calls only (their values ship in the release's wiring data). A hidden test's
-        # table would be an oracle: the worker holds the salt, so a block could hash candidate calls and keep
-        # the wiring whose calls have answers, where a round trip answers every wiring alike.
-        if public and key not in self._sealed:
-            self._sealed[key] = self.sealed_answers(known, {n: signatures[n] for n in replaced if n in signatures})
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
             bound = bind(signatures[name], args, kwargs) if name in signatures else None
@@ -173,9 +175,9 @@ class Wiring:
             sealed_by_lookup.setdefault(lookup.hex(), box)   # the same arguments: the first call's value,
                                                               # as answer() gives
         index, boxes, size = [], [], 0
-        for lookup, box in sorted(sealed_by_lookup.items()):  # in the lookups' order, not the calls': the
-            index.append([lookup, size, len(box)])            # reference's calls come first in `known`, its
-            boxes.append(box)                                 # variants' after them
+        for lookup, box in sorted(sealed_by_lookup.items()):  # in the lookups' order: nothing of the calls'
+            index.append([lookup, size, len(box)])
+            boxes.append(box)
             size += len(box)
         table = json.dumps({"salt": self._salt.hex(), "signatures": dict(signatures), "index": index})
         return {"table": table, "boxes": np.frombuffer(b"".join(boxes), np.uint8)}     # (a string: one item

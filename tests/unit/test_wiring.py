@@ -456,7 +456,7 @@ def test_a_hidden_tests_sealed_answers_do_not_tell_the_reference_wiring_from_ano
 
 
 def test_a_sealed_table_does_not_tell_the_reference_calls_from_its_variants():
-    # the public table holds the reference's calls first and its variants' after: its index must not keep that order
+    # the index is in the lookups' order: it tells nothing of the order of the calls sealed in it
     from grader.feedback.standins import Wiring
 
     wiring = Wiring({"gelu": "gelu", "mlp": "block"}, None, None)
