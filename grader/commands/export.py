@@ -172,7 +172,7 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
         # never another assignment's scores under this one's LMS column, --allow-stale or not
         raise GradeError(f"{folders[0]}: field 'assignment': its score files are {courses[0].assignment!r}'s, "
                          f"not {course.assignment!r}'s")
-    roster = load_roster(roster_path) if roster_path else None
+    roster = load_roster(roster_path, exporter.roster_columns(options), fmt) if roster_path else None
     everyone = {d["student"] for docs in loaded for _, d in docs}
     columns, refused, missing = [], [], []
     for docs, graded_with in zip(loaded, courses):
@@ -192,6 +192,7 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
     book = Gradebook(tuple(columns), tuple(s for s in roster if s in graded) if roster else tuple(sorted(graded)))
     name = "gradebook" if several else columns[0].assignment.name
     out = Path(out) if out else Path(f"{name}-{fmt}{exporter.SUFFIX}")
+    _check_out(out, fmt, exporter.SUFFIX, name)
     (out if not exporter.SUFFIX else out.parent).mkdir(parents=True, exist_ok=True)   # no suffix: a folder
     try:
         written = exporter.export(book, options, out)
@@ -199,6 +200,19 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
         raise GradeError(f"{roster_path}: {err}") from None
     return Result(out, len(book.students) - len(written.unkeyed), missing + written.unkeyed, written.warnings,
                   refused)
+
+
+def _check_out(out: Path, fmt: str, suffix: str, name: str) -> None:
+    """--out must be what the format writes: a file (not a folder), or for a format of folders (gradescope) a
+    folder (not a file); and a file's folder must not be a file. One line, before anything is written."""
+    if suffix and out.is_dir():
+        raise GradeError(f"--out {out}: is a folder, and --format {fmt} writes one file (e.g. --out "
+                         f"{out / f'{name}-{fmt}{suffix}'})")
+    if not suffix and out.exists() and not out.is_dir():
+        raise GradeError(f"--out {out}: is a file, and --format {fmt} writes a folder (a file per student)")
+    for parent in (out if not suffix else out.parent, *out.parent.parents):
+        if parent.exists() and not parent.is_dir():
+            raise GradeError(f"--out {out}: {parent} is a file, not a folder")
 
 
 def _refuse_one_assignment_flags(fmt: str, many_columns: bool, course: CourseFile, options: Options) -> None:

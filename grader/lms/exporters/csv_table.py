@@ -15,6 +15,14 @@ NEEDS_ROSTER = False
 MANY_COLUMNS = True
 
 
+def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
+    """The roster columns this format needs beyond ``student`` (each group: one of them).
+
+    Name and section are shown when there.
+    """
+    return ()
+
+
 def export(book: Gradebook, options: Options, out: Path) -> Written:
     """Write the table; without a roster the name and section columns stay empty."""
     if len(book.columns) > 1:
