@@ -48,7 +48,7 @@ def score_object(row: Row, timestamp: str) -> dict:
     comment = feedback(doc, row.score).strip()
     if comment:
         obj["comment"] = comment
-    if "late" in doc:
+    if "submitted_at" in doc.get("late", {}):
         obj["submission"] = {"submittedAt": doc["late"]["submitted_at"]}
     return obj
 
