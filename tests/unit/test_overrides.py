@@ -230,3 +230,27 @@ def test_autograde_names_an_overrides_row_for_nobody_and_stops_on_a_bad_row(mini
     assert bad.exit_code == 2 and "o.csv: line 2: field 'points'" in bad.output and "Traceback" not in bad.output
     assert not (tmp_path / "out2").exists()
 
+
+def test_the_walkthroughs_late_work_and_overrides_are_real(tmp_path):
+    """The README's walkthrough: the shipped course.json makes its nbgrader submission late (10 points), and the
+    overrides rows it appends are valid for the-block and name its example students."""
+    import re
+
+    from conftest import EXAMPLES, PROJECT, THE_BLOCK
+
+    from grader.course.late import assess, parse_timestamp
+
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    walkthrough = readme[readme.index("### Walkthrough"):readme.index("### The course")]
+    course = load_course(PROJECT / "course.json", THE_BLOCK)
+    stamp = re.search(r'echo "([^"]+)" > nbgrader_course/submitted/grace_partial', walkthrough).group(1)
+    late = assess(parse_timestamp(stamp), course.due, course.late_policy, course.max_score)
+    assert late["days_late"] == 1 and late["penalty"] == 10                  # "lost 10 points", as it says
+    rows = re.search(r"cat >> (\S+) <<'CSV'\n(.*?)\n\s*CSV\n", walkthrough, re.S)
+    assert PROJECT / rows.group(1) == course.overrides
+    shipped = course.overrides.read_text(encoding="utf-8")
+    assert shipped == HEADER                                                  # the release's state: no overrides
+    table = read(tmp_path, shipped + "\n".join(line.strip() for line in rows.group(2).splitlines()) + "\n",
+                 due=course.due)
+    assert set(table) == {"grace_partial", "edsger_post_ln"} and all((EXAMPLES / s).is_dir() for s in table)
+    assert table["grace_partial"].extension.due > parse_timestamp(stamp)      # the extension makes it on time
