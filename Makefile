@@ -62,6 +62,7 @@ bench: $(NB_STAMP)
 
 # How well the known mistakes name the faults of the acceptance corpus (../shared/submissions).
 diagnoses: $(STAMP)
+	@[ -d ../shared/submissions ] || { echo "make diagnoses: needs the acceptance corpus in ../shared/submissions (beside this repository), which is absent here"; exit 2; }
 	$(BIN)/python tests/bench/diagnoses.py
 
 # The feedback a student gets, from a release in a fresh venv: faults named, wrong diagnoses, hints.

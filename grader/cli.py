@@ -188,7 +188,8 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
 @click.option("--format", "fmt", required=True, type=click.Choice(list(EXPORTERS)),
               help="The LMS (or csv: a table for people).")
 @click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
-              help="roster.csv: student,lms_id,sis_id,login,email,name,section (needed for the LMS formats).")
+              help="roster.csv: student and the columns the format needs, of lms_id,sis_id,login,email,name,section "
+                   "(needed for the LMS formats).")
 @click.option("--out", type=click.Path(path_type=Path), help="The file to write (gradescope: a folder). "
               "Default: <assignment>-<format>.<ext> here (several folders: gradebook-<format>.<ext>).")
 @click.option("--allow-missing", is_flag=True, help="Exit 0 even when students are missing or refused (still listed); "

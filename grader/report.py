@@ -180,7 +180,22 @@ def summary_of(doc: dict) -> dict:
     """What :func:`summary_table` shows of a score file, and nothing else: a batch keeps this much of each
     student (a few hundred bytes, not the file's tens of KB), so its memory stays flat in the class size."""
     return {**{key: doc[key] for key in SUMMARY_KEYS if key in doc},
-            "problems": [{key: p[key] for key in ("name", "score", "max_score")} for p in doc["problems"]]}
+            "problems": [{key: p[key] for key in ("name", "score", "max_score")} for p in doc["problems"]],
+            "flags": flags(doc)}
+
+
+def flags(doc: dict) -> list[str]:
+    """Short words for what changed a score besides its tests, or leaves it in doubt: the instructor's
+    adjustments, an extension, a late penalty, a missing submission time (refused: not exported)."""
+    found = [f"adjusted {sum(a['applied'] for a in doc.get('adjustments', [])):+g}"] if doc.get("adjustments") else []
+    late = doc.get("late") or {}
+    if late.get("extension"):
+        found.append("extended")
+    if late.get("timestamp"):
+        found.append(f"no timestamp: {late['counted_as'].replace('_', ' ')}")
+    if late.get("penalty"):
+        found.append(f"late -{_fmt(late['penalty'])}")
+    return found
 
 
 TABLE_ROWS = 500     # rows a printed table holds: a class of 10,000 prints in pages, never one table in memory
@@ -192,7 +207,7 @@ def _summary_row(doc: dict, names: list[str]) -> tuple[str, list[str], str, str]
         return doc["student"], ["grader error"] * len(names), "grader error", "red"
     by_name = {p["name"]: p for p in doc["problems"]}
     cells = [f"{_fmt(by_name[n]['score'])}/{_fmt(by_name[n]['max_score'])}" if n in by_name else "-" for n in names]
-    total = f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}"
+    total = f"{_fmt(doc['score'])}/{_fmt(doc['max_score'])}" + "".join(f" ({f})" for f in doc.get("flags", []))
     if doc.get("blank"):                                 # graded as it scores, but never mistaken for a real 0
         return doc["student"], cells, f"{total} blank", "yellow"
     return doc["student"], cells, total, ""

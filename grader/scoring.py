@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import __version__
+from grader.course import late
 from grader.course.manifest import Course
+from grader.course.overrides import StudentOverrides
 
 if TYPE_CHECKING:                # not imported at run time: `grade export` needs points() without pytest
     from grader.grading.results import Graded
@@ -64,7 +66,7 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
             max_score = points(sum(r.points for r in mine))
         else:
             continue
-        earned = sum(r.points for r in mine if r.status == "passed")
+        earned = sum(points(r.points) for r in mine if r.status == "passed")   # as finish() sums the tests
         problems.append({"name": problem.name, "score": points(min(earned, max_score)),
                          "max_score": points(max_score), "tests": [r.name for r in mine],
                          "passed": sum(r.status == "passed" for r in mine)})
@@ -98,4 +100,52 @@ def score(course: Course, graded: Graded, *, hidden: bool, graded_at: datetime |
     }
     if graded.error:
         doc["error"] = _text(graded.error)
+    return doc
+
+
+def finish(doc: dict, course: Course, mine: StudentOverrides | None, when: "datetime | str | None") -> dict:
+    """The score document with the instructor's adjustments and the lateness applied afresh, from its tests.
+
+    Each problem's score is first what its tests scored, then ``mine``'s adjustments in the file's order (an
+    ``adjust`` keeps the problem within 0 and its points, a ``bonus`` may exceed them; ``applied`` is what
+    changed), so ``score`` is the sum of the problems; then the late penalty on that sum, against the student's
+    extension if any. Pure and idempotent: ``grade autograde`` applies it to a new grading and to a kept score
+    file alike, so a changed overrides.csv or timestamp.txt re-scores a file without regrading its code.
+
+    :param when: the submission time; ``"missing"`` or ``"unreadable"`` when a ``timestamp.txt`` should be
+        there (nbgrader) and is not (course.json's ``missing_timestamp`` decides); None where the grader reads
+        no time (a folder or a zip: the LMS's own submission time counts).
+    """
+    doc = {k: v for k, v in doc.items() if k not in ("adjustments", "late", "signature")}
+    earned: dict[str, float] = {}
+    for test in doc["tests"]:
+        earned[test["problem"]] = earned.get(test["problem"], 0) + test["score"]
+    problems = [{**p, "score": points(min(earned.get(p["name"], 0), p["max_score"]))} for p in doc["problems"]]
+    by_name = {p["name"]: p for p in problems}
+    adjustments = []
+    for change in (mine.adjustments if mine else ()):
+        problem = by_name.get(change.problem)
+        if problem is None:                              # not graded in this document (grade check's public run)
+            continue
+        before = problem["score"]
+        after = max(0.0, before + change.points)
+        if change.kind == "adjust":
+            after = min(after, max(problem["max_score"], before))
+        problem["score"] = points(after)
+        adjustments.append({"problem": change.problem, "kind": change.kind, "points": change.points,
+                            "applied": points(after - before), "reason": change.reason, "by": change.by})
+    doc.update(problems=problems, score=points(sum(p["score"] for p in problems)))
+    if adjustments:
+        doc["adjustments"] = adjustments
+    if course.due is None or when is None:
+        return doc
+    extension = mine.extension if mine else None
+    due = extension.due if extension else course.due
+    if isinstance(when, str):
+        doc = late.apply_missing(doc, when, due, course.late_policy, course.missing_timestamp)
+    else:
+        doc = late.apply(doc, when, due, course.late_policy)
+    if extension:
+        doc["late"]["extension"] = {"course_due": course.due.isoformat(timespec="milliseconds"),
+                                    "reason": extension.reason, "by": extension.by}
     return doc

@@ -17,6 +17,7 @@ import click
 from grader import __version__, report, scoring
 from grader.commands import outlock
 from grader.course import manifest as course_mod
+from grader.course import overrides as overrides_mod
 from grader.course.manifest import Course
 from grader.errors import ExitStatus, GradeError
 from grader.feedback.glyphs import console
@@ -35,6 +36,7 @@ def main(*, course_path: Path, submissions: Path | None, out_dir: Path, jobs: in
         raise GradeError("--executor dask and --scheduler ADDRESS go together")
     level = choose_level(level, unsafe, run_as)
     sandbox.run_as_ids(run_as, level)                   # a one-line error before anything is touched
+    table = overrides_mod.load(course.overrides, {p.name: p.points for p in course.problems}, course.due)
     key_file = signature.key_path(course.path)
     if out_dir.resolve() in key_file.parents:
         raise GradeError(f"--out {out_dir}: holds the course folder, where the grader's key {key_file.name} is: "
@@ -47,7 +49,7 @@ def main(*, course_path: Path, submissions: Path | None, out_dir: Path, jobs: in
             _refuse_another_assignments(out_dir, course.assignment)
             key = signature.load_key(course.path, create=True)
             status = _batch(course, submissions, out_dir, jobs, quiet, nbgrader_dir, executor,
-                            scheduler, level, force, html, key, written, run_as)
+                            scheduler, level, force, html, key, written, run_as, table)
     except KeyboardInterrupt:
         click.echo(f"Interrupted: the score files already written are kept in {out_dir} ({len(written)} by this "
                    "run); run the same command again to grade the rest.", err=True)
@@ -77,7 +79,8 @@ def _refuse_another_assignments(out_dir: Path, assignment: str) -> None:
 
 def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, nbgrader_dir: Path | None,
            executor: str, scheduler: str | None, level: str, force: bool, html: bool,
-           key: bytes, written: list[str], run_as: str | None = None) -> ExitStatus:
+           key: bytes, written: list[str], run_as: str | None = None,
+           table: dict[str, overrides_mod.StudentOverrides] | None = None) -> ExitStatus:
     """The batch, with ``out_dir`` locked: its exit status. ``written`` gets each student whose file it wrote."""
     for stale in out_dir.glob(".score-*.tmp"):          # left by a batch killed mid-write
         stale.unlink()
@@ -98,23 +101,24 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
         err = console(stderr=True)
         for line in skipped:
             err.print(line, markup=False)
+        table = table or {}
+        for student in sorted(set(table) - set(by_student)):     # a typo in a student id would do nothing
+            err.print(f"{course.overrides}: overrides for {student!r}, who has no submission here", markup=False)
         docs, failures = [], []
         if not force:
-            # A requested page is an output too: a student without one is regraded (the page needs the results).
-            kept = [report.summary_of(doc) for doc in (up_to_date(out_dir, job, course, sandbox.describe(level),
-                                                                   by_student[job.student].submitted_at, key)
-                                                        for job in job_list)
-                    if doc and not (html and not (out_dir / f"{doc['student']}.html").is_file())]
+            kept, rescored = _kept(out_dir, job_list, course, sandbox.describe(level), key, html, by_student, table)
             docs += kept
             unchanged = {doc["student"] for doc in kept}
             job_list = [job for job in job_list if job.student not in unchanged]
             if kept and not quiet:
-                err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)")
+                err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)"
+                          + (f"; {rescored} re-scored for overrides or lateness, not regraded" if rescored else ""))
 
         def on_result(graded) -> None:
             try:
-                doc = collect.annotate(scoring.score(course, graded, hidden=True), by_student[graded.job.student],
-                                       course)
+                submission = by_student[graded.job.student]
+                doc = scoring.finish(collect.annotate(scoring.score(course, graded, hidden=True), submission, course),
+                                     course, table.get(graded.job.student), submission.when)
                 doc = signature.sign(doc, key)
                 report.write_score(doc, out_dir / f"{graded.job.student}.json")
                 page_path = out_dir / f"{graded.job.student}.html"
@@ -182,10 +186,38 @@ def choose_level(level: str, unsafe: bool, run_as: str | None = None) -> str:
     return chosen
 
 
-def up_to_date(out_dir: Path, job: Job, course: Course, sandbox_level: str, submitted_at, key: bytes) -> dict | None:
+def _kept(out_dir: Path, job_list: list[Job], course: Course, sandbox_level: str, key: bytes, html: bool,
+          by_student: dict, table: dict) -> tuple[list[dict], int]:
+    """The summaries of the score files kept (not regraded), and how many of them were re-scored: a kept file
+    gets the current overrides and submission time applied afresh (:func:`grader.scoring.finish`), and one
+    that changes is re-signed and rewritten, its code not run again. A requested page is an output too: a
+    student without one, or whose page a re-scoring would leave stale, is regraded (the page needs the results)."""
+    kept, rescored = [], 0
+    for job in job_list:
+        doc = up_to_date(out_dir, job, course, sandbox_level, key)
+        if doc is None:
+            continue
+        submission = by_student[job.student]
+        page = out_dir / f"{job.student}.html"
+        fresh = scoring.finish(collect.annotate({k: v for k, v in doc.items() if k != "submission_notes"},
+                                                submission, course), course, table.get(job.student), submission.when)
+        if fresh != {k: v for k, v in doc.items() if k != "signature"}:
+            if html:
+                continue
+            doc = signature.sign(fresh, key)
+            report.write_score(doc, out_dir / f"{job.student}.json")
+            page.unlink(missing_ok=True)                 # an older page: never left beside a new score
+            rescored += 1
+        elif html and not page.is_file():
+            continue
+        kept.append(report.summary_of(doc))
+    return kept, rescored
+
+
+def up_to_date(out_dir: Path, job: Job, course: Course, sandbox_level: str, key: bytes) -> dict | None:
     """The existing score file of ``job`` if it is one to trust (schema-valid, graded, not a grader error,
-    signed with ``key``) and was made from the same files, course, grader and sandbox, and (when the course
-    has a due date) the same submission time. Anything else is regraded, never an error."""
+    signed with ``key``) and was made from the same files, course, grader and sandbox (its overrides and
+    lateness are re-applied by :func:`_kept`). Anything else is regraded, never an error."""
     try:
         doc = json.loads((out_dir / f"{job.student}.json").read_text(encoding="utf-8"))
         report.validate(doc)
@@ -194,7 +226,4 @@ def up_to_date(out_dir: Path, job: Job, course: Course, sandbox_level: str, subm
     same = (doc["status"] == "graded" and signature.verify(doc, key) and doc.get("course_sha256") == course.sha256
             and doc.get("grader_version") == __version__ and doc.get("sandbox") == sandbox_level
             and "error" not in doc and doc.get("submission_sha256") == scoring.submission_sha256(job.path))
-    if same and course.due is not None:
-        when = submitted_at.isoformat(timespec="milliseconds") if submitted_at else None
-        same = (doc.get("late") or {}).get("submitted_at") == when
     return doc if same else None

@@ -4,7 +4,8 @@ of rows per assignment: one score folder each) to an exporter.
 Every score file is checked against the schema before anything is written; the exporter then writes its
 file atomically, so a bad input costs nothing already written. Then each file must be one to trust
 (:func:`refusal`): graded (not a grader error), signed with the course's key, its total the sum of its
-problems, and graded with this course and grader; one that is not is refused: left out and listed, never
+problems, not without a submission time that course.json's ``missing_timestamp`` refuses, with the adjustments
+and extension the overrides CSV gives now, and graded with this course and grader; one that is not is refused: left out and listed, never
 sent as a grade (an LMS would show a grader's failure as a 0). Students without a score file, score files
 without a roster row, refused files and rows the format cannot key (no LMS id) are all reported, never
 dropped silently. With several folders each is one column, checked alike with its own assignment's
@@ -14,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from grader import __version__
+from grader.course import overrides as overrides_mod
 from grader.course.manifest import Course, CourseFile
 from grader.course.manifest import load as load_course
 from grader.errors import GradeError
@@ -43,12 +45,15 @@ class Result:
 @dataclass(frozen=True)
 class Trust:
     """What a score file must match to be exported: the course's key (its signature), and the course's
-    ``sha256`` and the grader's version it was graded with (``allow_stale``: not these two)."""
+    ``sha256`` and the grader's version it was graded with, and the overrides CSV as it is now (``overrides``,
+    read from ``overrides_file``; None: not checked) (``allow_stale``: not these three)."""
 
     key: bytes
     course_sha256: str
     grader_version: str
     allow_stale: bool = False
+    overrides: Mapping[str, overrides_mod.StudentOverrides] | None = None
+    overrides_file: Path | None = None
 
 
 def refusal(doc: dict, trust: Trust) -> str | None:
@@ -69,8 +74,17 @@ def refusal(doc: dict, trust: Trust) -> str | None:
     if late is not None and doc["score"] != points(late["raw_score"] - late["penalty"]):
         return (f"score {doc['score']:g} is not late.raw_score - late.penalty "
                 f"({points(late['raw_score'] - late['penalty']):g})")
+    if late is not None and late.get("counted_as") == "refuse":
+        return (f"no submission time (timestamp.txt {late['timestamp']}) and course.json's missing_timestamp is "
+                "'refuse': restore timestamp.txt (or set missing_timestamp to on_time or late) and rerun grade "
+                "autograde (it re-scores without regrading)")
     if trust.allow_stale:
         return None
+    if trust.overrides is not None and (overrides_mod.recorded(doc)
+                                        != overrides_mod.expected(doc, trust.overrides.get(doc["student"]))):
+        where = trust.overrides_file or "course.json's overrides (it names no file)"
+        return (f"its adjustments or extension are not those of {where} now (changed since grading): rerun "
+                "grade autograde, which re-applies them without regrading (or pass --allow-stale)")
     if doc["grader_version"] != trust.grader_version:
         return (f"graded by grader {doc['grader_version']}, this is {trust.grader_version}: rerun grade autograde "
                 "(or pass --allow-stale)")
@@ -172,12 +186,14 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
         # never another assignment's scores under this one's LMS column, --allow-stale or not
         raise GradeError(f"{folders[0]}: field 'assignment': its score files are {courses[0].assignment!r}'s, "
                          f"not {course.assignment!r}'s")
-    roster = load_roster(roster_path) if roster_path else None
+    roster = load_roster(roster_path, exporter.roster_columns(options), fmt) if roster_path else None
     everyone = {d["student"] for docs in loaded for _, d in docs}
     columns, refused, missing = [], [], []
     for docs, graded_with in zip(loaded, courses):
-        rows, refused_here, missing_here = checked(docs, Trust(key, graded_with.sha256, __version__, allow_stale),
-                                                   roster, options.late_by_lms)
+        table = overrides_mod.load(graded_with.overrides, {p.name: p.points for p in graded_with.problems},
+                                   graded_with.due)
+        trust = Trust(key, graded_with.sha256, __version__, allow_stale, table, graded_with.overrides)
+        rows, refused_here, missing_here = checked(docs, trust, roster, options.late_by_lms)
         if roster is None:                       # without a roster, whoever another folder has is expected here
             missing_here += [f"{s}: no score file (another assignment has one)"
                              for s in sorted(everyone - {d["student"] for _, d in docs})]
@@ -192,6 +208,7 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
     book = Gradebook(tuple(columns), tuple(s for s in roster if s in graded) if roster else tuple(sorted(graded)))
     name = "gradebook" if several else columns[0].assignment.name
     out = Path(out) if out else Path(f"{name}-{fmt}{exporter.SUFFIX}")
+    _check_out(out, fmt, exporter.SUFFIX, name)
     (out if not exporter.SUFFIX else out.parent).mkdir(parents=True, exist_ok=True)   # no suffix: a folder
     try:
         written = exporter.export(book, options, out)
@@ -199,6 +216,19 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
         raise GradeError(f"{roster_path}: {err}") from None
     return Result(out, len(book.students) - len(written.unkeyed), missing + written.unkeyed, written.warnings,
                   refused)
+
+
+def _check_out(out: Path, fmt: str, suffix: str, name: str) -> None:
+    """--out must be what the format writes: a file (not a folder), or for a format of folders (gradescope) a
+    folder (not a file); and a file's folder must not be a file. One line, before anything is written."""
+    if suffix and out.is_dir():
+        raise GradeError(f"--out {out}: is a folder, and --format {fmt} writes one file (e.g. --out "
+                         f"{out / f'{name}-{fmt}{suffix}'})")
+    if not suffix and out.exists() and not out.is_dir():
+        raise GradeError(f"--out {out}: is a file, and --format {fmt} writes a folder (a file per student)")
+    for parent in (out if not suffix else out.parent, *out.parent.parents):
+        if parent.exists() and not parent.is_dir():
+            raise GradeError(f"--out {out}: {parent} is a file, not a folder")
 
 
 def _refuse_one_assignment_flags(fmt: str, many_columns: bool, course: CourseFile, options: Options) -> None:

@@ -47,9 +47,10 @@ def course_files(course: Course) -> dict[PurePosixPath, Content]:
     # the feedback data the public tests' stand-ins and diagnoses answer from: without wiring.json a correct
     # block fails its wiring tests
     files |= {path for path in vars(course.feedback).values() if path is not None and path.is_file()}
-    # course.json as this one assignment (a course's other assignments, and their files, stay home)
-    found: dict[PurePosixPath, Content] = {
-        PurePosixPath("course", "course.json"): json.dumps(settings(course.path, course.assignment)[0], indent=2)}
+    # course.json as this one assignment (a course's other assignments, and their files, stay home), without
+    # the instructor's overrides (outside the fingerprint, so the same course_sha256)
+    shipped = {k: v for k, v in settings(course.path, course.assignment)[0].items() if k != "overrides"}
+    found: dict[PurePosixPath, Content] = {PurePosixPath("course", "course.json"): json.dumps(shipped, indent=2)}
     for path in sorted(files):
         try:
             rel = path.resolve().relative_to(course.root)

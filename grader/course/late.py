@@ -6,14 +6,17 @@ comes from course.json (``due``, ``late_policy``); the submission time from nbgr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
+from grader.course.fields import _fail, _get, _only_known
 from grader.errors import GradeError
 
 DAY = 86400.0
 TIMESTAMP_FILE = "timestamp.txt"
+# course.json ``missing_timestamp``: what a submission that should have a time and has none counts as
+MISSING_TIMESTAMP = ("on_time", "late", "refuse")
 
 
 @dataclass(frozen=True)
@@ -121,3 +124,45 @@ def apply(doc: dict, submitted_at: datetime, due: datetime, policy: LatePolicy |
     final = round(max(0.0, raw - late["penalty"]), 6)
     late.update(raw_score=raw, penalty=round(raw - final, 6))
     return {**doc, "score": final, "late": late}
+
+
+def apply_missing(doc: dict, flag: str, due: datetime, policy: LatePolicy | None, counted_as: str) -> dict:
+    """A copy of the score document for a submission whose ``timestamp.txt`` is ``flag`` (missing, unreadable):
+    its ``late`` record says so, and course.json's ``missing_timestamp`` (``counted_as``) decides: on time (no
+    penalty), late (the policy's largest penalty, ``max_percent``: how late is unknown) or refuse (no penalty
+    here; ``grade export`` refuses the file). Never on time silently."""
+    percent = policy.max_percent if counted_as == "late" and policy else 0.0
+    raw = doc["score"]
+    final = round(max(0.0, raw - doc["max_score"] * percent / 100), 6)
+    late = {"timestamp": flag, "counted_as": counted_as, "due": due.isoformat(timespec="milliseconds"),
+            "percent": round(percent, 6), "penalty": round(raw - final, 6), "raw_score": raw}
+    return {**doc, "score": final, "late": late}
+
+
+def from_settings(data: dict, path: Path, at: str = "") -> tuple[datetime | None, LatePolicy | None, str]:
+    """course.json's ``due``, ``late_policy`` and ``missing_timestamp`` (default ``refuse``) of one assignment.
+
+    :raises GradeError: one line naming the file and the field.
+    """
+    due_text = _get(data, "due", str, path, at, None)
+    try:
+        due = parse_iso(due_text) if due_text else None
+    except ValueError as err:
+        raise _fail(path, at + "due", f"must be an ISO 8601 date-time with a time zone: {err}") from None
+    missing = _get(data, "missing_timestamp", str, path, at, "refuse")
+    if missing not in MISSING_TIMESTAMP:
+        raise _fail(path, at + "missing_timestamp", f"must be one of {', '.join(MISSING_TIMESTAMP)}, got {missing!r}")
+    if "missing_timestamp" in data and due is None:
+        raise _fail(path, at + "missing_timestamp", "needs a 'due' date-time")
+    policy_data = _get(data, "late_policy", dict, path, at, None)
+    if policy_data is None:
+        return due, None, missing
+    if due is None:
+        raise _fail(path, at + "late_policy", "needs a 'due' date-time")
+    _only_known(policy_data, {f.name for f in fields(LatePolicy)}, path, at + "late_policy.")
+    values = {key: _get(policy_data, key, float, path, at + "late_policy.") for key in policy_data}
+    if "percent_per_day" not in values:
+        raise _fail(path, at + "late_policy.percent_per_day", "is missing")
+    if values.get("max_percent", 0) > 100:
+        raise _fail(path, at + "late_policy.max_percent", "must be at most 100")
+    return due, LatePolicy(**values), missing

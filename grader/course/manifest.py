@@ -14,7 +14,9 @@ besides the Python standard library; any other import raises ModuleNotFoundError
 every install alike. Paths are relative to the folder holding course.json. ``points`` are the problem's maximum: the
 denominator of every score, whatever the tests report. ``feedback`` (optional, every field optional) names
 the course's files behind the teaching feedback: see :class:`Feedback`. ``due`` (ISO 8601 with a time zone) and
-``late_policy`` (:class:`~grader.course.late.LatePolicy`) are optional; so are the LMS ids used by ``grade export``.
+``late_policy`` (:class:`~grader.course.late.LatePolicy`) are optional, and ``missing_timestamp`` (what a submission
+without a time counts as); so are the LMS ids used by ``grade export`` and ``overrides``, the instructor's CSV of
+extensions and adjustments (:mod:`grader.course.overrides`).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 from grader.course.fields import _fail, _get, _only_known
-from grader.course.late import LatePolicy, parse_iso
+from grader.course.late import LatePolicy, from_settings
 from grader.course.limits import Limits
 from grader.errors import GradeError
 
@@ -89,6 +91,8 @@ class Course:
     feedback: Feedback = Feedback()
     due: datetime | None = None
     late_policy: LatePolicy | None = None
+    missing_timestamp: str = "refuse"
+    overrides: Path | None = None              # instructors only: never released, never in the fingerprint
     lms: LmsIds = field(default_factory=LmsIds)
 
     @property
@@ -121,7 +125,7 @@ class Course:
 
 
 TOP_LEVEL = ("assignment", "title", "exercises", "solutions", "limits", "imports", "release_hidden_details",
-             "feedback", "problems", "due", "late_policy", "lms")
+             "feedback", "problems", "due", "late_policy", "missing_timestamp", "overrides", "lms")
 PROBLEM = ("name", "module", "functions", "points", "public", "hidden")
 
 
@@ -156,7 +160,9 @@ def load(path: "str | Path | CourseFile" = "course.json", assignment: str | None
         path, assignment = path.path, path.assignment
     path = Path(path)
     data, at = settings(path, assignment)
-    raw = json.dumps(data, sort_keys=True).encode()   # this assignment's settings: another's edits leave it be
+    # this assignment's settings (another's edits leave it be), but for where its overrides live: they are
+    # applied to the grading, never part of it (and the Gradescope autograder ships without them)
+    raw = json.dumps({k: v for k, v in data.items() if k != "overrides"}, sort_keys=True).encode()
     return _assignment(data, raw, path, at)
 
 
@@ -261,7 +267,10 @@ def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
     for key in ("mistakes", "trace"):                    # written by hand (the data files: by grade precompute)
         if key in feedback_data and not getattr(feedback, key).is_file():
             raise _fail(path, f"{at}feedback.{key}", f"file {feedback_data[key]} does not exist")
-    due, late_policy = _lateness(data, path, at)
+    due, late_policy, missing_timestamp = from_settings(data, path, at)
+    overrides = _get(data, "overrides", str, path, at, None)
+    if overrides and not (root / overrides).is_file():          # a typo would silently drop every override
+        raise _fail(path, at + "overrides", f"file {overrides} does not exist (a header line is enough)")
     course = Course(
         path=path.resolve(), assignment=_get(data, "assignment", str, path, at),
         title=_get(data, "title", str, path, at, ""), problems=tuple(problems), limits=limits,
@@ -269,28 +278,9 @@ def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
         solutions=(root / solutions) if solutions else None,
         release_hidden_details=_get(data, "release_hidden_details", bool, path, at, False), sha256="",
         feedback=feedback,
-        due=due, late_policy=late_policy, lms=_lms(data, path, at))
+        due=due, late_policy=late_policy, missing_timestamp=missing_timestamp,
+        overrides=root / overrides if overrides else None, lms=_lms(data, path, at))
     return Course(**{**course.__dict__, "sha256": _fingerprint(raw, course)})
-
-
-def _lateness(data: dict, path: Path, at: str = "") -> tuple[datetime | None, LatePolicy | None]:
-    due_text = _get(data, "due", str, path, at, None)
-    try:
-        due = parse_iso(due_text) if due_text else None
-    except ValueError as err:
-        raise _fail(path, at + "due", f"must be an ISO 8601 date-time with a time zone: {err}") from None
-    policy_data = _get(data, "late_policy", dict, path, at, None)
-    if policy_data is None:
-        return due, None
-    if due is None:
-        raise _fail(path, at + "late_policy", "needs a 'due' date-time")
-    _only_known(policy_data, {f.name for f in fields(LatePolicy)}, path, at + "late_policy.")
-    values = {key: _get(policy_data, key, float, path, at + "late_policy.") for key in policy_data}
-    if "percent_per_day" not in values:
-        raise _fail(path, at + "late_policy.percent_per_day", "is missing")
-    if values.get("max_percent", 0) > 100:
-        raise _fail(path, at + "late_policy.max_percent", "must be at most 100")
-    return due, LatePolicy(**values)
 
 
 def _lms(data: dict, path: Path, at: str = "") -> LmsIds:

@@ -33,6 +33,8 @@ class Submission:
     :param folder: the folder of modules to grade (the student's own, or one the grader wrote).
     :param notes: what the grader did with the files (see the score file's ``submission_notes``).
     :param submitted_at: from ``timestamp.txt``, when there is one.
+    :param timestamp: ``missing`` or ``unreadable`` when an nbgrader submission has no usable ``timestamp.txt``
+        (course.json's ``missing_timestamp`` decides what it counts as); empty otherwise.
     :param error: set when nothing could be graded (an unreadable zip); the score file's ``error``.
     :param blank: no exercise function is more than the released stub's placeholder (see :func:`is_blank`).
     """
@@ -43,6 +45,12 @@ class Submission:
     submitted_at: datetime | None = None
     error: str = ""
     blank: bool = False
+    timestamp: str = ""
+
+    @property
+    def when(self) -> "datetime | str | None":
+        """The submission time, the ``timestamp`` flag, or None where no time is read (see ``scoring.finish``)."""
+        return self.submitted_at or self.timestamp or None
 
 
 def _visible(path: Path) -> bool:
@@ -166,12 +174,16 @@ def is_blank(course: Course, folder: Path) -> bool:
     return True
 
 
-def _timestamp(folder: Path, notes: list[str]) -> datetime | None:
+def _timestamp(folder: Path, notes: list[str]) -> tuple[datetime | None, str]:
+    """The submission time, or None and why not (``missing``, ``unreadable``): never on time by default."""
     try:
-        return late.read_timestamp(folder)
-    except GradeError as err:                            # graded all the same, without lateness
-        notes.append(f"{err}: lateness not checked")
-        return None
+        when = late.read_timestamp(folder)
+    except GradeError as err:                            # graded all the same; course.json says what it counts as
+        notes.append(f"{err}: lateness as course.json's missing_timestamp says")
+        return None, "unreadable"
+    if when is None:
+        notes.append(f"no {late.TIMESTAMP_FILE}: lateness as course.json's missing_timestamp says")
+    return when, "" if when else "missing"
 
 
 def one(course: Course, student: str, path: Path, work: Path, notebook: str | None = None) -> Submission:
@@ -181,10 +193,11 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     :param notebook: the notebook's expected name (nbgrader): it wins over other files in a folder.
     """
     notes: list[str] = []
-    submitted_at, error = None, ""
+    submitted_at, flag, error = None, "", ""
     try:
         if path.is_dir() and notebook is not None:      # nbgrader wrote it; in a student's own files it is
-            submitted_at = _timestamp(path, notes)       # whatever the student wrote, so it is not read there
+            if course.due is not None:                   # whatever the student wrote, so it is not read there
+                submitted_at, flag = _timestamp(path, notes)
             folder = _from_folder(course, student, path, work, notes, notebook)
         elif path.is_dir():
             folder = _from_folder(course, student, _take_folder(course, path, work / "taken" / student, notes),
@@ -206,7 +219,7 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     blank = not error and is_blank(course, folder)
     if blank:
         notes.append("blank: every exercise function is missing or still the released stub")
-    return Submission(student, folder, tuple(notes), submitted_at, error, blank)
+    return Submission(student, folder, tuple(notes), submitted_at, error, blank, flag)
 
 
 SUFFIXES = (".zip", ".ipynb", ".py")
@@ -277,7 +290,8 @@ def gather(course: Course, work: Path, *, submissions: Path | None = None, nbgra
 
 
 def annotate(doc: dict, submission: Submission, course: Course) -> dict:
-    """The score document with what collecting found: its notes, an error, and the late penalty (if due)."""
+    """The score document with what collecting found: its notes, an error, blankness (lateness and the
+    overrides: :func:`grader.scoring.finish`, from ``submission.when``)."""
     doc = dict(doc)
     if submission.error and "error" not in doc:
         doc["error"] = submission.error
@@ -285,6 +299,4 @@ def annotate(doc: dict, submission: Submission, course: Course) -> dict:
         doc["submission_notes"] = list(submission.notes)
     if submission.blank:
         doc["blank"] = True
-    if course.due and submission.submitted_at:
-        doc = late.apply(doc, submission.submitted_at, course.due, course.late_policy)
     return doc

@@ -4,15 +4,18 @@
 
     student,lms_id,sis_id,login,email,name,section
 
-``lms_id`` is the LMS's own user id (Canvas ``ID``, the LTI ``sub``), ``sis_id`` the institution's id (Canvas
-``SIS User ID``, Moodle ``ID number``), ``login`` the user name (Canvas ``SIS Login ID``, Moodle ``username``,
-Blackboard ``Username``). Empty cells are allowed; duplicated ids are not (LMS importers would apply both rows).
+Only ``student`` and the columns the export's format needs must be there (``grade export`` says which); an
+absent column reads as empty cells. ``lms_id`` is the LMS's own user id (Canvas ``ID``, the LTI ``sub``),
+``sis_id`` the institution's id (Canvas ``SIS User ID``, Moodle ``ID number``), ``login`` the user name (Canvas
+``SIS Login ID``, Moodle ``username``, Blackboard ``Username``). Empty cells are allowed; duplicated ids are not
+(LMS importers would apply both rows).
 """
 from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Sequence
 
 from grader.errors import GradeError
 
@@ -34,11 +37,13 @@ COLUMNS = tuple(f.name for f in fields(Person))
 UNIQUE = ("student", "lms_id", "sis_id", "login", "email")
 
 
-def load(path: Path) -> dict[str, Person]:
+def load(path: Path, needed: Sequence[Sequence[str]] = (), fmt: str = "") -> dict[str, Person]:
     """Read the roster, in file order, keyed by student id.
 
-    :raises GradeError: one line naming the file, the line and the field: a missing column, a row with the wrong
-        number of cells, an empty ``student``, or an id used twice (emails compared without case).
+    :param needed: the columns the format ``fmt`` needs beyond ``student``: each entry is a group of which one
+        column must be there (``("lms_id", "sis_id", "login")``: any of them).
+    :raises GradeError: one line naming the file, the line and the field: the missing columns, a row with the
+        wrong number of cells, an empty ``student``, or an id used twice (emails compared without case).
     """
     path = Path(path)
     try:
@@ -51,10 +56,13 @@ def load(path: Path) -> dict[str, Person]:
     if not rows:
         raise GradeError(f"{path}: empty (the header is {','.join(COLUMNS)})")
     header = [h.strip() for h in rows[0]]
-    for column in COLUMNS:
-        if column not in header:
-            raise GradeError(f"{path}: field {column!r}: column missing (the header is {','.join(COLUMNS)})")
-    index = {column: header.index(column) for column in COLUMNS}
+    missing = [" or ".join(repr(c) for c in group) for group in [("student",), *needed]
+               if not any(c in header for c in group)]
+    if missing:
+        raise GradeError(f"{path}: line 1: column{'s' if len(missing) > 1 else ''} missing: {', '.join(missing)} "
+                         f"({'--format ' + fmt if fmt else 'the export'} needs them; the columns are "
+                         f"{','.join(COLUMNS)})")
+    index = {column: header.index(column) for column in COLUMNS if column in header}
     people: dict[str, Person] = {}
     seen: dict[tuple[str, str], int] = {}
     for line, row in enumerate(rows[1:], start=2):
@@ -62,7 +70,7 @@ def load(path: Path) -> dict[str, Person]:
             continue
         if len(row) != len(header):
             raise GradeError(f"{path}: line {line}: {len(row)} fields, the header has {len(header)}")
-        person = Person(**{column: row[i].strip() for column, i in index.items()})
+        person = Person(**{column: row[index[column]].strip() if column in index else "" for column in COLUMNS})
         if not person.student:
             raise GradeError(f"{path}: line {line}: field 'student': empty")
         for column in UNIQUE:

@@ -130,9 +130,11 @@ def test_an_nbgrader_course_is_graded_with_its_timestamps_and_late_policy(tmp_pa
     assert got["bob"]["late"]["days_late"] == 0 and got["bob"]["score"] == 3
     assert "no ps1.ipynb (renamed?): graded ps1-Copy1.ipynb instead" in got["bob"]["submission_notes"]
     assert "no code defines twice() (module mathy)" in got["bob"]["submission_notes"]
-    assert "late" not in got["carol"] and got["carol"]["score"] == 4
-    assert "late" not in got["dave"] and any("timestamp.txt: not a submission time" in n
-                                             for n in got["dave"]["submission_notes"])
+    # no usable time is never on time silently: flagged, and course.json's missing_timestamp (default refuse)
+    assert got["carol"]["late"]["timestamp"] == "missing" and got["carol"]["late"]["counted_as"] == "refuse"
+    assert got["carol"]["score"] == 4 and "no timestamp.txt" in " ".join(got["carol"]["submission_notes"])
+    assert got["dave"]["late"]["timestamp"] == "unreadable" and any("timestamp.txt: not a submission time" in n
+                                                                  for n in got["dave"]["submission_notes"])
 
 
 def test_autograde_needs_one_source(mini_course, tmp_path):

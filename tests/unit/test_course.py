@@ -210,6 +210,7 @@ def test_a_sixth_exercise_needs_no_grader_code(tmp_path):
     for folder in ("exercises", "solutions", "tests"):
         shutil.copytree(PROJECT / folder / THE_BLOCK, course / folder / THE_BLOCK,
                         ignore=shutil.ignore_patterns("__pycache__", "checks"))
+    shutil.copytree(PROJECT / "overrides", course / "overrides")           # the files course.json names
     write_tree(course / "exercises" / THE_BLOCK, {"relu.py": '"""ReLU: max(x, 0) elementwise."""\n\n\ndef relu(x):\n'
                                                               '    raise NotImplementedError\n'})
     write_tree(course / "solutions" / THE_BLOCK, {"relu.py": "import numpy as np\n\n\ndef relu(x):\n"

@@ -265,9 +265,49 @@ def test_bad_rosters_are_refused_with_the_line_and_field(class_dir):
     roster.write_text(roster.read_text() + "zed,106,,zed,ada@example.edu,Zed,S\n")    # Ada's email, other case
     result, _ = export(class_dir, "csv")
     assert result.exit_code == 2 and "roster.csv: line 7: field 'email'" in result.output
+    # only the columns the format needs: csv none, blackboard the login, canvas one of its three keys
     roster.write_text("student,name\nada,Ada\n")
-    result, _ = export(class_dir, "csv")
-    assert result.exit_code == 2 and "field 'lms_id': column missing" in result.output
+    result, out = export(class_dir, "csv", "--allow-missing")
+    assert result.exit_code == 0, result.output
+    assert "Lovelace" not in out.read_text("utf-8-sig") and "Ada" in out.read_text("utf-8-sig")
+    result, _ = export(class_dir, "blackboard", "--blackboard-column-id", "1")
+    assert result.exit_code == 2 and "roster.csv: line 1: column missing: 'login' (--format blackboard" in result.output
+    result, _ = export(class_dir, "canvas", "--canvas-assignment-id", "1")
+    assert result.exit_code == 2 and "column missing: 'lms_id' or 'sis_id' or 'login'" in result.output
+    roster.write_text("name\nAda\n")
+    result, _ = export(class_dir, "moodle", "--moodle-key", "username")
+    assert result.exit_code == 2 and "columns missing: 'student', 'login'" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    roster.write_text("student,login\nada,alovelace\n")
+    result, out = export(class_dir, "blackboard", "--blackboard-column-id", "1", "--allow-missing")
+    assert result.exit_code == 0 and '"alovelace"\t85.13' in out.read_text("utf-8")
+
+
+def test_an_out_of_the_wrong_kind_is_one_line_and_nothing_is_written(class_dir):
+    folder = class_dir / "a-folder"
+    folder.mkdir()
+    result = grade("export", class_dir / "scores", "--format", "csv", "--out", folder,
+                   "--course", class_dir / "course.json")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"--out {folder}: is a folder, and --format csv writes one file" in result.output
+    assert list(folder.iterdir()) == []
+    a_file = class_dir / "results.txt"
+    a_file.write_text("mine\n")
+    result = grade("export", class_dir / "scores", "--format", "gradescope", "--out", a_file,
+                   "--course", class_dir / "course.json")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"--out {a_file}: is a file, and --format gradescope writes a folder" in result.output
+    result = grade("export", class_dir / "scores", "--format", "csv", "--out", a_file / "g.csv",
+                   "--course", class_dir / "course.json")
+    assert result.exit_code == 2 and f"{a_file} is a file, not a folder" in result.output
+    assert a_file.read_text() == "mine\n"
+
+
+def test_blackboards_default_file_is_the_xls_its_help_names(class_dir):
+    result = grade("export", class_dir / "scores", "--format", "blackboard", "--roster", class_dir / "roster.csv",
+                   "--blackboard-column-id", "1", "--course", class_dir / "course.json", cwd=class_dir)
+    assert result.exit_code == 1, result.output                             # mallory and trudy listed
+    assert (class_dir / "the-block-blackboard.xls").read_text("utf-8").startswith('"Username"\t')
 
 
 def test_an_id_that_starts_like_a_formula_is_refused_not_changed(class_dir):

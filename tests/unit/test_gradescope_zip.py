@@ -42,6 +42,20 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root(autograder):
     assert not [n for n in infos if "__pycache__" in n]
 
 
+def test_the_instructors_overrides_are_not_in_the_zip(autograder):
+    """course.json names the overrides CSV (instructors only): the zip has neither the file nor the field, and
+    its course.json loads with the same fingerprint, since where the overrides live is no part of grading."""
+    import json
+
+    from grader.course.manifest import load
+
+    assert load(PROJECT / "course.json", THE_BLOCK).overrides is not None       # there is one to leave out
+    with zipfile.ZipFile(autograder) as zf:
+        assert not [n for n in zf.namelist() if n.endswith(".csv")]
+        shipped = json.loads(zf.read("course/course.json"))
+    assert "overrides" not in shipped and shipped["assignment"] == THE_BLOCK
+
+
 def test_the_grader_key_is_not_in_the_zip(autograder):
     key = load_key(PROJECT / "course.json")
     with zipfile.ZipFile(autograder) as zf:

@@ -131,6 +131,9 @@ def test_the_grader_key_is_not_in_the_release(released):
     for folder in (released / "release", released / "nbgrader"):
         for path in folder.rglob("*"):
             assert path.name != ".grade-key", path
+            assert path.suffix != ".csv", path                  # nor the instructor's overrides (course.json names one)
+            if path.name == "course.json":
+                assert "overrides" not in json.loads(path.read_text()), path
             if path.is_file():
                 data = path.read_bytes()
                 assert key not in data and key.hex().encode() not in data, path

@@ -13,9 +13,17 @@ from pathlib import Path
 from grader.errors import GradeError
 from grader.lms.exporters.common import Gradebook, Options, Written, decimal_2, key_cell, write_table
 
-SUFFIX = ".txt"
+SUFFIX = ".xls"                              # tab-delimited text, as Blackboard's help names it
 NEEDS_ROSTER = True
 MANY_COLUMNS = True
+
+
+def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
+    """The roster columns this format needs beyond ``student`` (each group: one of them).
+
+    The Blackboard Username.
+    """
+    return (("login",),)
 
 
 def export(book: Gradebook, options: Options, out: Path) -> Written:

@@ -17,6 +17,14 @@ from grader.lms.exporters.common import (Gradebook, Options, Written, blank_warn
 SUFFIX = ".csv"
 NEEDS_ROSTER = True
 MANY_COLUMNS = True
+
+
+def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
+    """The roster columns this format needs beyond ``student`` (each group: one of them).
+
+    Canvas matches ID, else SIS User ID, else SIS Login ID.
+    """
+    return (("lms_id", "sis_id", "login"),)
 # Canvas skips any column whose header contains one of these (canvas-lms#2134).
 IGNORED_TITLES = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points", "Final Grade",
                   "Override Score", "Override Grade", "Override Status")

@@ -132,13 +132,21 @@ def key_cell(value: str, column: str, student: str) -> str:
 
 
 def feedback(doc: dict, score: float) -> str:
-    """One line for the student: each problem's points, the total, lateness and any grading error."""
+    """One line for the student: each problem's points, the total, adjustments (with their reason), lateness
+    (an extension, a missing submission time) and any grading error."""
     parts = [f"{p['name']} {p['score']:g}/{p['max_score']:g}" for p in doc["problems"]]
     text = "; ".join(parts) + f". Total {score:g}/{doc['max_score']:g}."
+    for change in doc.get("adjustments", []):           # the reason, for the student; who made it stays home
+        text += f" {change['problem']} {change['applied']:+g} by hand: {change['reason']}."
     late = doc.get("late")
-    if late and late["days_late"]:
+    if late and late.get("extension"):
+        text += f" Extension: due {late['due']}."
+    if late and late.get("days_late"):
         text += (f" Submitted {late['days_late']} day(s) late"
                  + (f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"] else "."))
+    if late and late.get("timestamp"):
+        text += (f" No submission time ({late['timestamp']}): counted as {late['counted_as'].replace('_', ' ')}"
+                 + (f", {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"] else "."))
     if doc.get("error"):
         text += f" Not graded: {doc['error']}"
     return text

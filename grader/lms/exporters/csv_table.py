@@ -15,6 +15,14 @@ NEEDS_ROSTER = False
 MANY_COLUMNS = True
 
 
+def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
+    """The roster columns this format needs beyond ``student`` (each group: one of them).
+
+    Name and section are shown when there.
+    """
+    return ()
+
+
 def export(book: Gradebook, options: Options, out: Path) -> Written:
     """Write the table; without a roster the name and section columns stay empty."""
     if len(book.columns) > 1:
@@ -33,7 +41,8 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
         doc, late = row.doc, row.doc.get("late", {})
         by_name = {p["name"]: p["score"] for p in doc["problems"]}
         penalty = 0.0 if options.late_by_lms else late.get("penalty", 0.0)
-        notes = "; ".join(([doc["error"]] if doc.get("error") else []) + doc.get("submission_notes", []))
+        notes = "; ".join(([doc["error"]] if doc.get("error") else []) + _overrides(doc)
+                          + doc.get("submission_notes", []))
         lines.append([text_cell(row.student), text_cell(row.person.name if row.person else ""),
                       text_cell(row.person.section if row.person else "")]
                      + [points_2(by_name[n]) if n in by_name else "" for n in problems]
@@ -42,3 +51,18 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
                         doc["graded_at"], text_cell(notes)])
     write_table(out, header, lines, excel=True)
     return Written()
+
+
+def _overrides(doc: dict) -> list[str]:
+    """The notes column's account of the instructor's changes and of a missing submission time."""
+    late = doc.get("late", {})
+    notes = []
+    for a in doc.get("adjustments", []):
+        asked = "" if a["applied"] == a["points"] else f", asked {a['points']:+g}"
+        notes.append(f"{a['problem']} {a['applied']:+g} ({a['kind']}{asked}): {a['reason']} [{a['by']}]")
+    if late.get("extension"):
+        ext = late["extension"]
+        notes.append(f"extension to {late['due']} (course due {ext['course_due']}): {ext['reason']} [{ext['by']}]")
+    if late.get("timestamp"):
+        notes.append(f"timestamp.txt {late['timestamp']}: counted as {late['counted_as']}")
+    return notes

@@ -19,6 +19,14 @@ NEEDS_ROSTER = False
 MANY_COLUMNS = False                         # one assignment's autograder
 
 
+def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
+    """The roster columns this format needs beyond ``student`` (each group: one of them).
+
+    Keyed by the student id.
+    """
+    return ()
+
+
 def results(doc: dict, score: float) -> dict:
     """Gradescope's results.json for one score file."""
     numbers: dict[str, int] = {}

@@ -24,6 +24,14 @@ SCHEMA_PATH = Path(__file__).with_name("lti_score.schema.json")
 MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 
+def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
+    """The roster columns this format needs beyond ``student`` (each group: one of them).
+
+    The LTI userId.
+    """
+    return (("lms_id",),)
+
+
 @lru_cache(maxsize=1)
 def validator():
     """The JSON Schema validator of one score object."""
@@ -40,7 +48,7 @@ def score_object(row: Row, timestamp: str) -> dict:
     comment = feedback(doc, row.score).strip()
     if comment:
         obj["comment"] = comment
-    if "late" in doc:
+    if "submitted_at" in doc.get("late", {}):
         obj["submission"] = {"submittedAt": doc["late"]["submitted_at"]}
     return obj
 

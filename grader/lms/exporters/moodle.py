@@ -20,6 +20,11 @@ MANY_COLUMNS = True
 KEYS = {"email": ("Email address", "email"), "username": ("Username", "login"), "idnumber": ("ID number", "sis_id")}
 
 
+
+def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
+    """The roster columns this format needs: the one ``--moodle-key`` names (an unknown key: export says so)."""
+    return ((KEYS[options.moodle_key][1],),) if options.moodle_key in KEYS else ()
+
 def export(book: Gradebook, options: Options, out: Path) -> Written:
     """Write the Moodle CSV.
 
