@@ -128,8 +128,8 @@ def _lti(rows: list[Row], left_out: list[str], course_dir: Path, *, yes: bool, c
             click.echo(f"would post: {student}: {json.dumps(obj, ensure_ascii=False)}")
         for line in left_out:
             click.echo(line, err=True)
-        click.echo(f"dry run, nothing posted: {len(objects)} score(s) to {where}/scores, {len(left_out)} left out; "
-                   "--yes posts them")
+        click.echo(f"dry run, nothing posted: {len(objects)} score(s) to the scores of {where}, "
+                   f"{len(left_out)} left out; --yes posts them")
         return _dry_status(left_out, allow_missing)
     creds = credentials.lti(config, course_dir, env)
     outcomes = lti.push(objects, creds, lineitem, backoff) if objects else []

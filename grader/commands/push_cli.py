@@ -84,7 +84,8 @@ def push_lti(scores_dir: Path, roster: Path, yes: bool, config: Path | None, all
     GRADE_LTI_TOKEN_URL, GRADE_LTI_KEY_FILE (GRADE_LTI_AUDIENCE), or [lti] client_id, token_url, key_file
     (audience) in the config file.
     Example:
-      grade push lti scores/the-block/ --roster roster.csv -a the-block --lineitem https://lms.example.edu/api/lti/courses/1/line_items/7 --yes
+      grade push lti scores/the-block/ --roster roster.csv -a the-block --yes \\
+        --lineitem https://lms.example.edu/api/lti/courses/1/line_items/7
     """
     from grader.commands import push as command
 

@@ -64,7 +64,8 @@ def run(course_dir, lms, *, yes, env, **kwargs):
 
 
 def canvas_env(server, course_dir):
-    return {"GRADE_CANVAS_URL": server.url, "GRADE_CANVAS_TOKEN": TOKEN, "XDG_CONFIG_HOME": str(course_dir.parent / "xdg")}
+    return {"GRADE_CANVAS_URL": server.url, "GRADE_CANVAS_TOKEN": TOKEN,
+            "XDG_CONFIG_HOME": str(course_dir.parent / "xdg")}
 
 
 def test_the_dry_run_sends_nothing_and_says_what_it_would_post(course_dir, canvas_server, capsys):
@@ -207,6 +208,9 @@ def test_hidden_tests_show_only_a_count_unless_the_course_releases_them():
     assert "test_block_hidden_case" not in closed and "post-LN" not in closed and "h_5" not in closed
     opened = comment(doc, 85.125, release_hidden=True, late_by_lms=False)
     assert "  diagnosis: this matches post-LN" in opened and "test_block_hidden_case" in opened
+    doc["tests"] += [dict(doc["tests"][-1], name=f"test_{i}", visibility="visible") for i in range(7)]
+    named = comment(doc, 85.125, release_hidden=False, late_by_lms=False)
+    assert "  failed: test_block, test_0, test_1, test_2, test_3 and 3 more\n" in named
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from grader.errors import GradeError
 T = TypeVar("T")
 
 POSTED, UNCHANGED, FAILED = "posted", "unchanged", "failed"
+SHOWN_NAMES = 5          # failed tests named per problem in a comment; the feedback page names them all
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ def comment(doc: dict, score: float, release_hidden: bool, late_by_lms: bool) ->
             if first:
                 lines.append(f"  first failure: {first[:300]}")
         if shown:
-            lines.append("  failed: " + ", ".join(t["name"] for t in shown))
+            names = [t["name"] for t in shown]
+            more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+            lines.append("  failed: " + ", ".join(names[:SHOWN_NAMES]) + more)
         hidden = len(failed) - len(shown)
         if hidden:
             lines.append(f"  {hidden} hidden test(s) failed (their details are not released)")
