@@ -1,7 +1,6 @@
 """The ``grade`` command: click options only; each command calls plain functions from the modules."""
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from pathlib import Path
@@ -9,6 +8,8 @@ from pathlib import Path
 import click
 
 from grader import __version__
+from grader.commands.options import course_option
+from grader.commands.push_cli import push
 from grader.errors import ExitStatus, GradeError
 from grader.lms.exporters import EXPORTERS
 
@@ -24,27 +25,13 @@ class _Group(click.Group):
             ctx.exit(ExitStatus.ERROR)
 
 
-def course_option(command=None, *, help: str = "The course manifest."):
-    """``--course FILE`` and ``--assignment NAME``, handed to the command as one ``course_path``
-    (:class:`grader.course.manifest.CourseFile`) that ``load`` reads: every command takes both alike."""
-    def decorate(command):
-        @click.option("--course", "course_path", default="course.json", show_default=True,
-                      type=click.Path(dir_okay=False, path_type=Path), help=help)
-        @click.option("--assignment", "-a", "assignment", default=None, metavar="NAME",
-                      help="The assignment of course.json (needed when it lists several).")
-        @functools.wraps(command)
-        def with_course(*args, course_path: Path, assignment: str | None, **kwargs):
-            from grader.course.manifest import CourseFile
-
-            return command(*args, course_path=CourseFile(course_path, assignment), **kwargs)
-        return with_course
-    return decorate(command) if command is not None else decorate
-
-
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="grade")
 def main() -> None:
     """Grade the transformer-block exercises: students run `grade check`, instructors `grade autograde`."""
+
+
+main.add_command(push)      # grade push canvas|lti: its options are in grader/commands/push_cli.py
 
 
 @main.command()

@@ -258,3 +258,35 @@ def _courses(folders: Sequence[Path], loaded: list[list[tuple[Path, dict]]], pat
             raise GradeError(f"{folder}: field 'assignment': {name!r} is also the assignment of {seen[name]}")
         seen[name] = folder
     return [load_course(CourseFile(path, name)) for name in seen]
+
+
+@dataclass(frozen=True)
+class Folder:
+    """One score folder read and checked as ``grade export`` checks it (for ``grade push``): its assignment,
+    the rows to send, the refused lines (``grader_errors``: the students whose file is a grader error) and
+    the missing lines."""
+
+    assignment: Course
+    rows: list[Row]
+    refused: list[str]
+    missing: list[str]
+    grader_errors: frozenset[str]
+
+
+def read_folder(folder: Path, roster_path: Path, course: CourseFile, late_by_lms: bool,
+                allow_stale: bool = False) -> Folder:
+    """Read, validate and check one score folder against the roster, with the course's key and fingerprint.
+
+    :raises GradeError: a bad score file, roster or course, or score files of another assignment than
+        ``course``'s ``--assignment``.
+    """
+    key = load_key(course.path)
+    loaded = load_scores(folder)
+    graded_with = _courses([folder], [loaded], course.path)[0]
+    if course.assignment is not None and graded_with.assignment != course.assignment:
+        raise GradeError(f"{folder}: field 'assignment': its score files are {graded_with.assignment!r}'s, "
+                         f"not {course.assignment!r}'s")
+    rows, refused, missing = checked(loaded, Trust(key, graded_with.sha256, __version__, allow_stale),
+                                     load_roster(roster_path), late_by_lms)
+    errors = frozenset(d["student"] for _, d in loaded if d["status"] == "grader_error")
+    return Folder(graded_with, rows, refused, missing, errors)

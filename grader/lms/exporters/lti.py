@@ -9,7 +9,7 @@ against ``lti_score.schema.json`` (written from the AGS 2.0 spec, section 3.4) b
 from __future__ import annotations
 
 import json
-from datetime import timezone
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,15 +53,15 @@ def score_object(row: Row, timestamp: str) -> dict:
     return obj
 
 
-def export(book: Gradebook, options: Options, out: Path) -> Written:
-    """Write one validated score object per line.
+def score_objects(rows: list[Row], now: datetime) -> tuple[list[tuple[str, dict]], Written]:
+    """Each keyed row's validated score object, with its student, stamped ``now`` (what ``grade export`` writes
+    and ``grade push lti`` posts); the rows without an ``lms_id`` are in ``Written.unkeyed``.
 
     :raises GradeError: an object breaks the schema (naming the student and the field).
     """
-    rows = list(book.columns[0].rows.values())     # the only column
-    timestamp = options.now.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    timestamp = now.astimezone(timezone.utc).isoformat(timespec="milliseconds")
     written = Written()
-    lines = []
+    objects = []
     for row in rows:
         if not row.person.lms_id:
             written.unkeyed.append(f"{row.student}: no lms_id in the roster (the LTI userId)")
@@ -71,6 +71,15 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
         if error is not None:
             field = ".".join(str(p) for p in error.path) or "(top level)"
             raise GradeError(f"LTI score of {row.student!r}: field {field!r}: {error.message}")
-        lines.append(json.dumps(obj, ensure_ascii=False, allow_nan=False))
-    write_atomic(out, "".join(line + "\n" for line in lines))
+        objects.append((row.student, obj))
+    return objects, written
+
+
+def export(book: Gradebook, options: Options, out: Path) -> Written:
+    """Write one validated score object per line.
+
+    :raises GradeError: an object breaks the schema (naming the student and the field).
+    """
+    objects, written = score_objects(list(book.columns[0].rows.values()), options.now)   # the only column
+    write_atomic(out, "".join(json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n" for _, obj in objects))
     return written
