@@ -1,5 +1,6 @@
 # The two set-up commands: `make demo` (autograde each assignment's bundled examples, score files and feedback
-# pages in scores/<assignment>/) and `make test` (every test, the real nbgrader included); `make release A=NAME`
+# pages in scores/<assignment>/, then their class report, scores/class.html) and `make test` (every test, the real
+# nbgrader included); `make release A=NAME`
 # (one assignment's student release, then nbgrader generate_assignment on its source notebook), `make bench`,
 # `make diagnoses`, `make feedback`, `make fairness` (these four measure the-block).
 PYTHON ?= python3
@@ -37,6 +38,7 @@ $(NB_STAMP): $(STAMP)
 
 demo: $(STAMP)
 	for a in $(ASSIGNMENTS); do [ ! -d examples/$$a ] || $(BIN)/grade autograde -a $$a examples/$$a --out scores/$$a --html || exit $$?; done
+	$(BIN)/grade report $(foreach a,$(ASSIGNMENTS),$(if $(wildcard examples/$(a)),scores/$(a))) --html scores/class.html
 
 test: $(NB_STAMP) chromium
 	$(BIN)/python -m pytest

@@ -58,7 +58,6 @@ def check(problems: tuple[str, ...], course_path: Path, path: Path | None, json_
     Exits 0 only when every test passes.
     """
     from grader.commands import check as command
-
     sys.exit(command.main(problems=problems, course_path=course_path, path=path, json_path=json_path,
                           html_path=html_path))
 
@@ -82,7 +81,6 @@ def pack(source: Path | None, out: Path | None, course_path: Path) -> None:
     Exits 0 when every module is there and not the released stub.
     """
     from grader.commands import pack as command
-
     sys.exit(command.main(source=source, out=out, course_path=course_path))
 
 
@@ -132,7 +130,6 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
       grade autograde --nbgrader nbgrader_course/ --out scores/      # submitted/<student>/<assignment>/
     """
     from grader.commands import autograde as command
-
     sys.exit(command.main(course_path=course_path, submissions=submissions, out_dir=out_dir, jobs=jobs, quiet=quiet,
                           nbgrader_dir=nbgrader_dir, executor=executor, scheduler=scheduler,
                           level=level, unsafe=unsafe, run_as=run_as, force=force, html=html))
@@ -143,7 +140,6 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
 def validate(course_path: Path) -> None:
     """Check the course: the reference scores full marks and the stubs zero, on every suite."""
     from grader.commands import validate as command
-
     sys.exit(command.main(course_path=course_path))
 
 
@@ -165,7 +161,6 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
       cd nbgrader_course && nbgrader generate_assignment <assignment> --force
     """
     from grader.commands import release as command
-
     sys.exit(command.main(out_dir=out_dir, nbgrader_dir=nbgrader_dir, course_path=course_path))
 
 
@@ -246,7 +241,6 @@ def gradescope_zip(out: Path, course_path: Path) -> None:
       grade gradescope-zip --out autograder.zip
     """
     from grader.commands import gradescope_zip as command
-
     sys.exit(command.main(out=out, course_path=course_path))
 
 
@@ -272,7 +266,6 @@ def precompute(course_path: Path, check_only: bool) -> None:
       grade precompute -a NAME && git add tests/NAME/public/*.json
     """
     from grader.commands import precompute as command
-
     sys.exit(command.main(course_path=course_path, check_only=check_only))
 
 
@@ -297,5 +290,21 @@ def trace(course_path: Path, path: Path | None, settings: tuple[str, ...], list_
       grade trace --case random        # one of them (NAME, or NAME=VALUE as --cases says)
     """
     from grader.commands import trace as command
-
     sys.exit(command.main(course_path=course_path, path=path, settings=settings, list_cases=list_cases))
+
+
+@main.command()
+@click.argument("scores_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write it as a page.")
+@click.option("--roster", type=click.Path(dir_okay=False, path_type=Path), help="Who should have a score file.")
+@click.option("--similarity", metavar="SUBMISSIONS", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Also rank the pairs of these submissions whose code is alike (the stubs not counted).")
+@click.option("--allow-stale", is_flag=True, help="Count score files graded with another course or grader version.")
+@course_option(help="The course the score files were graded with: its key checks their signatures.")
+def report(scores_dirs: tuple[Path, ...], html_path: Path | None, roster: Path | None, similarity: Path | None,
+           allow_stale: bool, course_path) -> None:
+    """Histograms, failure rates, diagnoses, points lost, grader errors, blank, missing and late work of SCORES_DIRS
+    (one assignment each, checked as grade export checks them). E.g.: grade report scores/a/ --html class.html"""
+    from grader.commands import report as command
+    sys.exit(command.main(scores_dirs=scores_dirs, course_path=course_path, html_path=html_path, roster=roster,
+                          allow_stale=allow_stale, similarity=similarity))

@@ -276,6 +276,11 @@ def test_a_student_in_a_fresh_venv_made_as_the_readme_says_gets_the_diagnosis_an
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "diagnosis: this matches LayerNorm with the sample variance (ddof=1" in checked.stdout, checked.stdout
     assert "grade check ran the public tests only" in " ".join(checked.stdout.split())
+    page = subprocess.run([grade_exe, "check", "--html", tmp_path / "page.html"], cwd=release, env=env,
+                          capture_output=True, text=True, timeout=600)      # the templates ship with the grader
+    assert page.returncode == 1, page.stdout + page.stderr
+    assert 'id="score">Score: <strong>' in (tmp_path / "page.html").read_text()
+    assert "sample variance (ddof=1" in (tmp_path / "page.html").read_text()
     traced = subprocess.run([grade_exe, "trace"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
     assert traced.returncode == 1, traced.stdout + traced.stderr
     summary = " ".join(traced.stdout.split())

@@ -1,0 +1,84 @@
+"""Pairs of submissions whose code is suspiciously alike, for the instructor's class report only (``grade report
+--similarity SUBMISSIONS``; never in a student's page or score file).
+
+copydetect (the ``report`` extra) fingerprints each student's code as MOSS does (winnowing over Pygments tokens,
+so renamed variables and changed comments do not hide a copy). A student's code is their course modules as the
+grader reads the hand-in (:mod:`grader.intake.collect`: folders, zips, notebooks), in course order; the released
+stubs are the boilerplate, so the signatures and docstrings everyone was given match nobody.
+"""
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.course.manifest import Course
+from grader.errors import GradeError
+from grader.intake import collect
+
+NOISE = 25          # copydetect's defaults: matches shorter than 25 tokens' characters are noise
+SHOWN = 0.33        # copydetect's display threshold: pairs less alike than this are not listed
+MAX_PAIRS = 50
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two students and the share of each one's code (beyond the stubs) found in the other's."""
+
+    a: str
+    b: str
+    share_a: float
+    share_b: float
+
+    @property
+    def similarity(self) -> float:
+        return max(self.share_a, self.share_b)
+
+
+def _code(course: Course, folder: Path) -> str:
+    """A submission's course modules, in course order, as one text (a missing module is no text)."""
+    parts = []
+    for module in course.modules:
+        path = folder / f"{module}.py"
+        if path.is_file():
+            parts.append(path.read_text(encoding="utf-8", errors="replace"))
+    return "\n".join(parts)
+
+
+def pairs(course: Course, submissions: Path, *, shown: float = SHOWN, limit: int = MAX_PAIRS) -> list[Pair]:
+    """The pairs of ``submissions`` (a folder of them, as ``grade autograde`` takes it) at least ``shown`` alike,
+    most alike first, at most ``limit``.
+
+    :raises GradeError: copydetect is not installed, or the folder holds no submissions.
+    """
+    try:
+        from copydetect import CodeFingerprint, compare_files
+    except ImportError:
+        raise GradeError("--similarity needs copydetect: pip install 'transformer-block-grader[report]'") from None
+    work = Path(tempfile.mkdtemp(prefix="grade-similarity-"))
+    try:
+        subs, _ = collect.gather(course, work / "collected", submissions=submissions)
+        codes = {s.student: _code(course, s.folder) for s in subs if not s.error}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    def fingerprint(text: str, boilerplate=None):
+        # the file name only tells Pygments the language; win_size 1 as copydetect fingerprints its boilerplate
+        return CodeFingerprint("submission.py", NOISE, 1, boilerplate=boilerplate, fp=io.StringIO(text))
+
+    import numpy as np
+
+    stubs = np.unique(np.array(sorted(fingerprint(_code(course, course.exercises)).hashes), dtype=np.int64))
+    prints = {student: fingerprint(text, stubs) for student, text in sorted(codes.items()) if text.strip()}
+    students = list(prints)
+    found = []
+    for i, a in enumerate(students):
+        for b in students[i + 1:]:
+            _, (share_a, share_b), _ = compare_files(prints[a], prints[b])
+            pair = Pair(a, b, float(share_a), float(share_b))
+            if pair.similarity >= shown:
+                found.append(pair)
+    found.sort(key=lambda p: (-p.similarity, p.a, p.b))
+    return found[:limit]
