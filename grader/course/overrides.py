@@ -15,13 +15,13 @@ grade says why and who made it. Only the columns the rows use are needed. Pure: 
 """
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Mapping
 
+from grader.course import csvfile
 from grader.course.late import parse_iso
 from grader.errors import GradeError
 
@@ -70,16 +70,7 @@ def load(path: Path | None, problems: Mapping[str, float], due: datetime | None)
     if path is None:
         return {}
     path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
-    except FileNotFoundError:
-        raise GradeError(f"{path}: not found (course.json's 'overrides' names it)") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise GradeError(f"{path}: not a readable UTF-8 CSV file: {err}") from None
-    if not rows:
-        raise GradeError(f"{path}: empty (the header is {','.join(COLUMNS)})")
-    header = [h.strip() for h in rows[0]]
+    header, rows = csvfile.rows(path, COLUMNS, not_found="not found (course.json's 'overrides' names it)")
     for column in header:
         if column not in COLUMNS:
             raise GradeError(f"{path}: line 1: field {column!r}: unknown column (the header is {','.join(COLUMNS)})")
@@ -87,7 +78,7 @@ def load(path: Path | None, problems: Mapping[str, float], due: datetime | None)
         if column not in header:
             raise GradeError(f"{path}: line 1: field {column!r}: column missing (the header is {','.join(COLUMNS)})")
     found: dict[str, StudentOverrides] = {}
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in enumerate(rows, start=2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):

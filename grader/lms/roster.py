@@ -12,11 +12,11 @@ absent column reads as empty cells. ``lms_id`` is the LMS's own user id (Canvas 
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
+from grader.course import csvfile
 from grader.errors import GradeError
 
 
@@ -46,16 +46,7 @@ def load(path: Path, needed: Sequence[Sequence[str]] = (), fmt: str = "") -> dic
         wrong number of cells, an empty ``student``, or an id used twice (emails compared without case).
     """
     path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
-    except FileNotFoundError:
-        raise GradeError(f"{path}: not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise GradeError(f"{path}: not a readable UTF-8 CSV file: {err}") from None
-    if not rows:
-        raise GradeError(f"{path}: empty (the header is {','.join(COLUMNS)})")
-    header = [h.strip() for h in rows[0]]
+    header, rows = csvfile.rows(path, COLUMNS)
     missing = [" or ".join(repr(c) for c in group) for group in [("student",), *needed]
                if not any(c in header for c in group)]
     if missing:
@@ -65,7 +56,7 @@ def load(path: Path, needed: Sequence[Sequence[str]] = (), fmt: str = "") -> dic
     index = {column: header.index(column) for column in COLUMNS if column in header}
     people: dict[str, Person] = {}
     seen: dict[tuple[str, str], int] = {}
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in enumerate(rows, start=2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
