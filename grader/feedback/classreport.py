@@ -55,11 +55,27 @@ class Problem:
 
 @dataclass(frozen=True)
 class Late:
+    """A late submission, one with an extension, or one with no readable submission time (``flag``: what was
+    missing, and what the course counts it as)."""
+
     student: str
     days_late: int
     penalty: float
     raw_score: float
     score: float
+    extension: str = ""
+    flag: str = ""
+
+
+@dataclass(frozen=True)
+class Adjusted:
+    """An instructor's change to a problem's score (the overrides file), as the score file records it."""
+
+    student: str
+    problem: str
+    applied: float
+    reason: str
+    by: str
 
 
 @dataclass(frozen=True)
@@ -89,6 +105,7 @@ class Assignment:
     blank: tuple[str, ...]
     missing: tuple[str, ...]                    # in the roster (or another assignment's folder), no score file here
     late: tuple[Late, ...]
+    adjusted: tuple[Adjusted, ...] = ()
     similar: tuple | None = None                # grader.feedback.similarity.Pair, most alike first (if asked)
 
     @property
@@ -136,8 +153,23 @@ def build(name: str, docs: Sequence[dict], refused: Sequence[tuple[str, str]] = 
         diagnoses=_diagnoses(graded), grader_errors=errors, refused=tuple(refused),
         blank=tuple(d["student"] for d in graded if d.get("blank")),
         missing=tuple(sorted(set(expected) - seen)),
-        late=tuple(Late(d["student"], d["late"]["days_late"], d["late"]["penalty"], d["late"]["raw_score"],
-                        d["score"]) for d in graded if d.get("late") and d["late"]["days_late"]))
+        late=tuple(_late(d) for d in graded if _is_late(d)),
+        adjusted=tuple(Adjusted(d["student"], a["problem"], a["applied"], a["reason"], a["by"])
+                       for d in graded for a in d.get("adjustments", ())))
+
+
+def _is_late(doc: dict) -> bool:
+    """Late, extended, or with no submission time to tell (``late.timestamp``)."""
+    late = doc.get("late") or {}
+    return bool(late.get("days_late") or late.get("extension") or late.get("timestamp"))
+
+
+def _late(doc: dict) -> Late:
+    late = doc["late"]
+    flag = f"no timestamp ({late['timestamp']}), counted as {late.get('counted_as', '?')}" \
+        if late.get("timestamp") else ""
+    return Late(doc["student"], late.get("days_late", 0), late["penalty"], late["raw_score"], doc["score"],
+                str(late.get("extension") or ""), flag)
 
 
 def _problem_score(doc: dict, name: str) -> float:
@@ -147,7 +179,7 @@ def _problem_score(doc: dict, name: str) -> float:
 def _student(doc: dict) -> Student:
     mistakes = sorted({t["diagnosis"] for t in doc["tests"] if t.get("diagnosis") and t["status"] != "passed"})
     return Student(doc["student"], doc["score"], {p["name"]: p["score"] for p in doc["problems"]}, tuple(mistakes),
-                   bool(doc.get("blank")), bool(doc.get("late") and doc["late"]["days_late"]))
+                   bool(doc.get("blank")), bool((doc.get("late") or {}).get("days_late")))
 
 
 def _rates(graded: Sequence[dict]) -> tuple[TestRate, ...]:

@@ -86,8 +86,12 @@ def show(report: Assignment, console) -> None:
                          [f"{s}: {why}" for s, why in report.refused]),
                         ("blank submissions", list(report.blank)),
                         ("missing (no score file)", list(report.missing)),
-                        ("late", [f"{x.student}: {x.days_late} day(s), {_g(x.penalty)} points off {_g(x.raw_score)}"
-                                  for x in report.late])):
+                        ("late, extended or without a submission time",
+                         [f"{x.student}: {x.flag or f'{x.days_late} day(s)'}, {_g(x.penalty)} points off "
+                          f"{_g(x.raw_score)}" + (f" (extended to {x.extension})" if x.extension else "")
+                          for x in report.late]),
+                        ("adjusted by hand (overrides)",
+                         [f"{x.student}: {x.problem} {x.applied:+g}: {x.reason} ({x.by})" for x in report.adjusted])):
         if rows:
             line(f"{report.name}: {title}: {len(rows)}")
             for row in rows:

@@ -208,3 +208,35 @@ def test_several_assignments_get_a_section_each(scores, tmp_path):
     text = (tmp_path / "both.html").read_text()
     assert re.findall(r'data-assignment="([^"]+)"', text) == [THE_BLOCK, "the-modern-block"]
     assert "the-modern-block: 4 students graded" in " ".join(output.split())
+
+
+def test_adjustments_extensions_and_missing_submission_times_are_shown():
+    import io
+
+    from rich.console import Console
+
+    from grader.feedback import classpage, classreport, classview
+
+    def doc(student, score, **extra):
+        return {"student": student, "status": "graded", "score": score, "max_score": 10.0, "tests": [],
+                "problems": [{"name": "gelu", "score": score, "max_score": 10.0}], **extra}
+
+    docs = [doc("on_time", 10.0),
+            doc("adjusted", 8.0, adjustments=[{"problem": "gelu", "kind": "adjust", "points": 3, "applied": 2.0,
+                                               "reason": "regrade request #4", "by": "ta_maria"}]),
+            doc("extended", 10.0, late={"due": "2026-05-08T23:59:00+01:00", "percent": 0, "penalty": 0.0,
+                                        "raw_score": 10.0, "days_late": 0, "extension": "2026-05-08T23:59:00+01:00"}),
+            doc("no_time", 9.0, late={"due": "2026-05-01T23:59:00+01:00", "percent": 10, "penalty": 1.0,
+                                      "raw_score": 10.0, "timestamp": "missing", "counted_as": "late"})]
+    report = classreport.build("mini", docs)
+    assert [(a.student, a.applied, a.by) for a in report.adjusted] == [("adjusted", 2.0, "ta_maria")]
+    assert {x.student: (x.extension, x.flag) for x in report.late} == {
+        "extended": ("2026-05-08T23:59:00+01:00", ""), "no_time": ("", "no timestamp (missing), counted as late")}
+    out = io.StringIO()
+    classview.show(report, Console(file=out, width=200, force_terminal=False))
+    text = out.getvalue()
+    assert "adjusted: gelu +2: regrade request #4 (ta_maria)" in text
+    assert "no_time: no timestamp (missing), counted as late, 1 points off 10" in text
+    assert "extended to 2026-05-08T23:59:00+01:00" in text
+    page = classpage.render([report], "Mini")
+    assert "regrade request #4" in page and "ta_maria" in page and "no timestamp (missing)" in page
