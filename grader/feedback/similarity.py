@@ -38,11 +38,15 @@ class Pair:
 
 
 def _code(course: Course, folder: Path) -> str:
-    """A submission's course modules, in course order, as one text (a missing module is no text)."""
+    """A submission's code as the grader runs it, as one text: the course modules in course order, then every
+    other ``.py`` file of the folder graded (a helper module beside them, in a subfolder), by path. A copy moved
+    into a helper that the modules import is still compared. Links are never followed (the folder is the
+    grader's own copy, which has none); a missing module is no text."""
+    modules = [folder / f"{module}.py" for module in course.modules]
+    others = sorted(p for p in folder.rglob("*.py") if p not in modules)
     parts = []
-    for module in course.modules:
-        path = folder / f"{module}.py"
-        if path.is_file():
+    for path in modules + others:
+        if path.is_file() and not path.is_symlink():
             parts.append(path.read_text(encoding="utf-8", errors="replace"))
     return "\n".join(parts)
 

@@ -61,3 +61,23 @@ def test_the_report_shows_the_pairs_only_when_asked(submissions, tmp_path):
     assert code == 0, output
     assert re.search(r"copycat ~ orig: \d+\.\d %", output), output
     assert "copycat ~ orig" in (tmp_path / "class.html").read_text()
+
+
+def test_a_copy_moved_into_a_helper_module_is_still_compared(submissions, tmp_path):
+    """The grader runs every file beside the modules: a student whose modules only import a helper holding
+    someone's code verbatim gets full marks, so that helper is their code and is compared."""
+    from grader.feedback.similarity import pairs
+
+    course = load(PROJECT / "course.json", THE_BLOCK)
+    root = tmp_path / "subs"
+    shutil.copytree(submissions / "orig", root / "orig")
+    hider = root / "hider"
+    hider.mkdir()
+    own = {f"from {m} import {f}" for f, m in course.functions.items()}
+    helper = [line for m in course.modules for line in (submissions / "orig" / f"{m}.py").read_text().splitlines()
+              if line.strip() not in own]
+    (hider / "mycode.py").write_text("\n".join(helper) + "\n")
+    for module in course.modules:
+        (hider / f"{module}.py").write_text("from mycode import *  # noqa: F403\n")
+    found = pairs(course, root, shown=0.2)
+    assert [(p.a, p.b) for p in found] == [("hider", "orig")] and found[0].similarity > 0.8, found
