@@ -271,3 +271,65 @@ def test_lti_dry_run_prints_the_objects_and_reads_no_key(course_dir, capsys):
     lines = [json.loads(line.split(": ", 2)[2]) for line in out.splitlines() if line.startswith("would post: ")]
     assert [o["userId"] for o in lines] == ["101", "102", "103"]
     assert all(o["timestamp"] == "2026-05-03T12:00:00.123+00:00" for o in lines)
+
+
+class _EchoingCanvas(Canvas):
+    """A Canvas (or a proxy in front of it) whose 400 echoes the request's headers, the bearer token with them."""
+
+    def handle(self, method, path, query, headers, body):
+        if method == "PUT":
+            return 400, {}, {"errors": [{"message": f"bad request (Authorization: {headers.get('Authorization')})"}]}
+        return super().handle(method, path, query, headers, body)
+
+
+def test_a_token_the_lms_echoes_in_an_error_is_never_printed(course_dir, capsys):
+    server = _EchoingCanvas(TOKEN, "1234", "48213", 100.0, ["101", "102", "103"])
+    try:
+        status = run(course_dir, "canvas", yes=True, env=canvas_env(server, course_dir), course_id="1234",
+                     allow_missing=True)
+    finally:
+        server.close()
+    out, err = capsys.readouterr()
+    assert status == 1 and "failed: ada: Canvas refused it: BadRequest" in err, out + err
+    assert TOKEN not in out + err and "Bearer [redacted]" in err
+
+
+class _OddAgs(Ags):
+    """A platform whose score endpoint echoes the bearer token in a short 401 (``mode`` "echo"), answers a
+    score it took with a body that is not JSON ("text"), or whose token URL answers without a token ("notoken")."""
+
+    mode = "echo"
+
+    def handle(self, method, path, query, headers, body):
+        if method == "POST" and path.endswith("/scores") and self.mode == "echo":
+            return 401, {}, {"error": headers.get("Authorization")}
+        if method == "POST" and path.endswith("/scores") and self.mode == "text":
+            super().handle(method, path, query, headers, body)
+            return 200, {"Content-Type": "text/plain"}, b"OK"
+        if method == "POST" and path.endswith("/token") and self.mode == "notoken":
+            return 200, {}, {"token_type": "Bearer"}
+        return super().handle(method, path, query, headers, body)
+
+
+@pytest.mark.parametrize("mode", ["echo", "text", "notoken"])
+def test_lti_odd_answers_are_one_line_each_and_never_show_the_token(course_dir, tool_key, tmp_path, capsys, mode):
+    key_path, public = tool_key
+    server = _OddAgs("10000000000042", public, ["101", "102", "103"])
+    server.mode = mode
+    try:
+        if mode == "notoken":
+            with pytest.raises(GradeError, match="answered without an access_token"):
+                run(course_dir, "lti", yes=True, env=lti_env(server, key_path, tmp_path), lineitem=server.lineitem,
+                    allow_missing=True, now=NOW)
+            return
+        status = run(course_dir, "lti", yes=True, env=lti_env(server, key_path, tmp_path), lineitem=server.lineitem,
+                     allow_missing=True, now=NOW)
+    finally:
+        server.close()
+    out, err = capsys.readouterr()
+    assert server.tokens and not any(token in out + err for token in server.tokens), out + err
+    if mode == "echo":
+        assert status == 1 and "failed: ada: the platform refused it: 401" in err and "[redacted]" in err
+    else:                                       # the platform took the scores: they are posted, not failed
+        assert status == 0 and "3 posted, 0 unchanged, 0 failed" in out, out + err
+        assert sorted(server.scores) == ["101", "102", "103"]

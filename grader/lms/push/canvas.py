@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from grader.errors import GradeError
 from grader.lms.credentials import CanvasCredentials
 from grader.lms.exporters.common import decimal_2, points_2
-from grader.lms.push.common import FAILED, POSTED, UNCHANGED, Backoff, Outcome, Throttled, require, with_backoff
+from grader.lms.push.common import (FAILED, POSTED, UNCHANGED, Backoff, Outcome, Throttled, redact, require,
+                                    with_backoff)
 
 
 @dataclass(frozen=True)
@@ -38,13 +39,13 @@ def _throttled(err: Exception) -> bool:
         "Rate Limit Exceeded" in str(err) or str(err).endswith("status code 429")))
 
 
-def _reason(err: Exception) -> str:
+def _reason(err: Exception, token: str) -> str:
     """canvasapi's error in one line: its class (InvalidAccessToken, ResourceDoesNotExist...) and Canvas's
-    messages (it keeps a JSON body's ``errors`` list as is)."""
+    messages (it keeps a JSON body's ``errors`` list as is), without ``token`` should the answer echo it."""
     message = getattr(err, "message", str(err))
     if isinstance(message, list):
         message = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in message)
-    return f"{type(err).__name__}: {message}"
+    return redact(f"{type(err).__name__}: {message}", token)
 
 
 def _changes(post: Post, current) -> dict:
@@ -86,7 +87,7 @@ def push(posts: list[Post], credentials: CanvasCredentials, course_id: str, assi
     except requests.RequestException as err:
         raise GradeError(f"{credentials.url}: Canvas cannot be reached: {type(err).__name__}") from None
     except (CanvasException, Throttled) as err:
-        raise GradeError(f"{where}: {_reason(err)}") from None
+        raise GradeError(f"{where}: {_reason(err, credentials.token)}") from None
     possible = getattr(assignment, "points_possible", None)
     if possible is None or float(possible) != float(max_score):
         raise GradeError(f"{where}: worth {possible} points in Canvas, the score files' max_score is {max_score:g}: "
@@ -106,7 +107,7 @@ def push(posts: list[Post], credentials: CanvasCredentials, course_id: str, assi
         try:
             call(submission.edit, **changes)
         except (requests.RequestException, CanvasException, Throttled) as err:
-            outcomes.append(Outcome(post.student, FAILED, f"Canvas refused it: {_reason(err)}"))
+            outcomes.append(Outcome(post.student, FAILED, f"Canvas refused it: {_reason(err, credentials.token)}"))
             continue
         what = []
         if "submission" in changes:

@@ -43,6 +43,15 @@ def require(module: str) -> None:
         raise GradeError(f"grade push needs {module}: pip install 'transformer-block-grader[push]'")
 
 
+def redact(text: str, *secrets: str) -> str:
+    """``text`` with each of ``secrets`` (a token, an assertion) replaced: an LMS, a proxy or a firewall may echo
+    the request's ``Authorization`` header or body in an error it answers, and that answer is printed."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
 def with_backoff(call: Callable[[], T], backoff: Backoff, throttled: Callable[[Exception], bool]) -> T:
     """``call()``, retried after a growing wait while it raises an exception ``throttled`` recognises.
 

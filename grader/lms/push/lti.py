@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from grader.errors import GradeError
 from grader.lms.credentials import LtiCredentials
-from grader.lms.push.common import FAILED, POSTED, Backoff, Outcome, Throttled, require, with_backoff
+from grader.lms.push.common import FAILED, POSTED, Backoff, Outcome, Throttled, redact, require, with_backoff
 
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 FIELDS = {"userId": "set_user_id", "scoreGiven": "set_score_given", "scoreMaximum": "set_score_maximum",
@@ -40,6 +40,16 @@ def grade_of(obj: dict):
     return grade
 
 
+def _body(response, *secrets: str) -> str:
+    """The LMS's answer, without the access token or the tool's signed assertion should it echo them."""
+    from urllib.parse import parse_qs
+
+    sent = getattr(response.request, "body", None) or ""
+    sent = sent.decode(errors="replace") if isinstance(sent, bytes) else str(sent)
+    assertion = parse_qs(sent).get("client_assertion", [""])[0]
+    return redact(response.text, *secrets, assertion)
+
+
 def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem: str,
          backoff: Backoff = Backoff()) -> list[Outcome]:
     """POST each (student, score object); one outcome each.
@@ -59,13 +69,16 @@ def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem:
         registration.set_auth_audience(credentials.audience)
     connector = ServiceConnector(registration)
     try:
-        with_backoff(lambda: connector.get_access_token([SCORE_SCOPE]), backoff, _throttled)
+        token = with_backoff(lambda: connector.get_access_token([SCORE_SCOPE]), backoff, _throttled)
     except requests.RequestException as err:
         raise GradeError(f"{credentials.token_url}: the LTI token endpoint cannot be reached: "
                          f"{type(err).__name__}") from None
     except LtiServiceException as err:
         raise GradeError(f"{credentials.token_url}: the platform refused the tool's token request: "
-                         f"{err.response.status_code} {err.response.text[:200]}") from None
+                         f"{err.response.status_code} {_body(err.response)[:200]}") from None
+    except KeyError:                                     # pylti1p3 reads response["access_token"]
+        raise GradeError(f"{credentials.token_url}: the token endpoint answered without an access_token "
+                         "(is it the platform's OAuth 2.0 token URL?)") from None
     except Throttled as err:
         raise GradeError(f"{credentials.token_url}: {err}") from None
     except (ValueError, TypeError) as err:               # pyjwt: the key is not an RSA private key
@@ -77,10 +90,14 @@ def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem:
             with_backoff(lambda: service.put_grade(grade_of(obj)), backoff, _throttled)
         except LtiServiceException as err:
             outcomes.append(Outcome(student, FAILED, f"the platform refused it: {err.response.status_code} "
-                                    f"{err.response.text[:200]}"))
+                                    f"{_body(err.response, token)[:200]}"))
+            continue
+        except requests.JSONDecodeError:                 # pylti1p3 reads the body only after a 2xx: it was taken
+            outcomes.append(Outcome(student, POSTED, f"score {obj.get('scoreGiven', 0):g}/"
+                                    f"{obj.get('scoreMaximum', 0):g} (the platform's answer was not JSON)"))
             continue
         except (requests.RequestException, LtiException, Throttled) as err:
-            outcomes.append(Outcome(student, FAILED, f"not posted: {err}"))
+            outcomes.append(Outcome(student, FAILED, redact(f"not posted: {err}", token)))
             continue
         outcomes.append(Outcome(student, POSTED, f"score {obj.get('scoreGiven', 0):g}/{obj.get('scoreMaximum', 0):g}"))
     return outcomes
