@@ -104,6 +104,12 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
         table = table or {}
         for student in sorted(set(table) - set(by_student)):     # a typo in a student id would do nothing
             err.print(f"{course.overrides}: overrides for {student!r}, who has no submission here", markup=False)
+        for student in sorted(s for s in table if s in by_student and table[s].extension is not None
+                              and by_student[s].when is None):     # a folder's or zip's lateness is the LMS's
+            err.print(f"{course.overrides}: line {table[student].extension.line}: an extension for {student!r}, "
+                      "whose submission (a folder, zip or file) carries no submission time the grader reads: "
+                      "it changes nothing here; grant it in the LMS, which applies the late policy", markup=False,
+                      soft_wrap=True)
         docs, failures = [], []
         if not force:
             kept, rescored = _kept(out_dir, job_list, course, sandbox.describe(level), key, html, by_student, table)

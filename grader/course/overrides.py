@@ -9,7 +9,7 @@ Gradescope zip) is a UTF-8 CSV (a BOM is fine), one row per override, the header
 
 ``kind`` is ``extension`` (``due``: that student's due date, ISO 8601 with a time zone), ``adjust`` (``points``
 added to or removed from ``problem``; the problem stays within 0 and its points) or ``bonus`` (points added that
-may take the problem above its points; never below 0). ``reason`` and ``by`` are required: every change of a
+may take the problem above its points, by at most its points; never below 0). ``reason`` and ``by`` are required: every change of a
 grade says why and who made it. Only the columns the rows use are needed. Pure: reading and checking only;
 :func:`grader.scoring.finish` applies them.
 """
@@ -145,6 +145,9 @@ def _parsed(path: Path, line: int, cells: dict, problems: Mapping[str, float], d
     if not math.isfinite(value) or value == 0 or (kind == "bonus" and value < 0):
         raise GradeError(f"{path}: line {line}: field 'points': must be a number of points other than 0"
                          + (" and above it (a bonus adds points)" if kind == "bonus" else "") + f", got {text!r}")
+    if kind == "bonus" and value > problems[problem]:       # 1e300 for 1.3, 500 for 5.00: a typo, not a bonus
+        raise GradeError(f"{path}: line {line}: field 'points': a bonus of at most the problem's own points "
+                         f"({problems[problem]:g} for {problem}), got {text!r}")
     return StudentOverrides(before.extension, before.adjustments + (
         Adjustment(problem, kind, round(value, 6), cells["reason"], cells["by"], line),))
 

@@ -50,6 +50,7 @@ def test_rows_are_read_per_student_in_file_order(tmp_path):
     ("ada,adjust,block,0,,x,y\n", "line 2: field 'points'"),
     ("ada,bonus,block,-1,,x,y\n", "line 2: field 'points'"),
     ("ada,adjust,block,nan,,x,y\n", "line 2: field 'points'"),
+    ("ada,bonus,block,1e300,,x,y\n", "line 2: field 'points': a bonus of at most the problem's own points"),
     ("ada,adjust,block,5,,,y\n", "line 2: field 'reason': empty"),
     ("ada,adjust,block,5,,x,\n", "line 2: field 'by': empty"),
     ("ada,regrade,block,5,,x,y\n", "line 2: field 'kind': 'regrade' is not one of extension, adjust, bonus"),
@@ -225,6 +226,12 @@ def test_autograde_names_an_overrides_row_for_nobody_and_stops_on_a_bad_row(mini
     folder = submission({"mathy.py": "def double(x):\n    return 2 * x\n"}, name="ada")
     result = grade("autograde", folder.parent, "--out", tmp_path / "out", "--course", mini_course)
     assert "overrides for 'adaa', who has no submission here" in result.output
+    mini_course.write_text(json.dumps({**data, "overrides": "o.csv", "due": "2026-05-01T23:59:00Z",
+                                       "late_policy": {"percent_per_day": 10, "max_percent": 50}}))
+    (mini_course.parent / "o.csv").write_text(HEADER + "ada,extension,,,2026-05-09T23:59Z,medical,prof\n")
+    result = grade("autograde", folder.parent, "--out", tmp_path / "out", "--course", mini_course)
+    assert "an extension for 'ada', whose submission (a folder, zip or file) carries no submission time" \
+        in result.output, result.output                 # a folder's lateness is the LMS's: never silently nothing
     (mini_course.parent / "o.csv").write_text(HEADER + "ada,adjust,mathy,lots,,x,ta\n")
     bad = grade("autograde", folder.parent, "--out", tmp_path / "out2", "--course", mini_course)
     assert bad.exit_code == 2 and "o.csv: line 2: field 'points'" in bad.output and "Traceback" not in bad.output
