@@ -333,3 +333,46 @@ def test_lti_odd_answers_are_one_line_each_and_never_show_the_token(course_dir, 
     else:                                       # the platform took the scores: they are posted, not failed
         assert status == 0 and "3 posted, 0 unchanged, 0 failed" in out, out + err
         assert sorted(server.scores) == ["101", "102", "103"]
+
+
+@pytest.mark.parametrize("lms", ["canvas", "lti"])
+def test_an_lms_that_never_answers_fails_the_push_in_one_line(course_dir, tool_key, tmp_path, capsys, monkeypatch,
+                                                              lms):
+    import socket
+    import threading
+    import time
+
+    from grader.lms.push import common
+
+    monkeypatch.setattr(common, "TIMEOUT", 0.5)
+    silent = socket.socket()                             # takes the connection, says nothing, hangs up after 10 s
+    silent.bind(("127.0.0.1", 0))                        # (so that a push with no timeout fails this test, late,
+    silent.listen(8)                                     # instead of hanging it)
+
+    def hang_up_late():
+        taken = []
+        while True:
+            try:
+                taken.append(silent.accept()[0])
+            except OSError:
+                break
+            timer = threading.Timer(10, taken[-1].close)
+            timer.daemon = True
+            timer.start()
+
+    threading.Thread(target=hang_up_late, daemon=True).start()
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    if lms == "canvas":
+        env, kwargs = {"GRADE_CANVAS_URL": url, "GRADE_CANVAS_TOKEN": TOKEN,
+                       "XDG_CONFIG_HOME": str(tmp_path / "xdg")}, {"course_id": "1234"}
+    else:
+        env = {"GRADE_LTI_CLIENT_ID": "10000000000042", "GRADE_LTI_TOKEN_URL": f"{url}/token",
+               "GRADE_LTI_KEY_FILE": str(tool_key[0]), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+        kwargs = {"lineitem": f"{url}/lineitems/1"}
+    started = time.monotonic()
+    try:
+        with pytest.raises(GradeError, match="cannot be reached"):
+            run(course_dir, lms, yes=True, env=env, **kwargs)
+    finally:
+        silent.close()
+    assert time.monotonic() - started < 8

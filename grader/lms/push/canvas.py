@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from grader.errors import GradeError
 from grader.lms.credentials import CanvasCredentials
 from grader.lms.exporters.common import decimal_2, points_2
-from grader.lms.push.common import (FAILED, POSTED, UNCHANGED, Backoff, Outcome, Throttled, redact, require,
+from grader.lms.push.common import (FAILED, POSTED, UNCHANGED, Backoff, Outcome, Throttled, redact, require, session,
                                     with_backoff)
 
 
@@ -75,6 +75,7 @@ def push(posts: list[Post], credentials: CanvasCredentials, course_id: str, assi
     with warnings.catch_warnings():      # credentials.https_url allows http only to this machine (the tests)
         warnings.filterwarnings("ignore", "Canvas may respond unexpectedly when making requests to HTTP", UserWarning)
         canvas = Canvas(credentials.url, credentials.token)
+    canvas._Canvas__requester._session = session()      # (canvasapi 3 takes no session: its requester's, timed)
 
     def call(f, *args, **kwargs):
         return with_backoff(lambda: f(*args, **kwargs), backoff, _throttled)

@@ -33,6 +33,23 @@ class Backoff:
     sleep: Callable[[float], None] = time.sleep
 
 
+TIMEOUT = 30.0           # seconds an LMS may take to answer one request: a hung LMS fails the push, never hangs it
+
+
+def session():
+    """A requests session whose every request gives up after :data:`TIMEOUT` seconds (requests, and so canvasapi
+    and pylti1p3, wait forever by default)."""
+    import requests
+
+    class TimedSession(requests.Session):
+        def request(self, *args, **kwargs):
+            if kwargs.get("timeout") is None:
+                kwargs["timeout"] = TIMEOUT
+            return super().request(*args, **kwargs)
+
+    return TimedSession()
+
+
 class Throttled(Exception):
     """The LMS asked to slow down (Canvas: 403 "Rate Limit Exceeded" or 429; AGS: 429)."""
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from grader.errors import GradeError
 from grader.lms.credentials import LtiCredentials
-from grader.lms.push.common import FAILED, POSTED, Backoff, Outcome, Throttled, redact, require, with_backoff
+from grader.lms.push.common import (FAILED, POSTED, Backoff, Outcome, Throttled, redact, require, session,
+                                     with_backoff)
 
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 FIELDS = {"userId": "set_user_id", "scoreGiven": "set_score_given", "scoreMaximum": "set_score_maximum",
@@ -67,7 +68,7 @@ def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem:
                     .set_auth_token_url(credentials.token_url).set_tool_private_key(credentials.private_key))
     if credentials.audience:
         registration.set_auth_audience(credentials.audience)
-    connector = ServiceConnector(registration)
+    connector = ServiceConnector(registration, requests_session=session())
     try:
         token = with_backoff(lambda: connector.get_access_token([SCORE_SCOPE]), backoff, _throttled)
     except requests.RequestException as err:
