@@ -165,9 +165,12 @@ class Worker:
             try:
                 if ticket is None or not f.pending(ticket):
                     if stand_ins:
-                        encoded = wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
-                                               "return_inputs": return_inputs,
-                                               "standins": dict(stand_ins.functions), "sealed": stand_ins.sealed})
+                        call = {"function": function, "args": list(args), "kwargs": dict(kwargs),
+                                "return_inputs": return_inputs, "standins": dict(stand_ins.functions)}
+                        try:
+                            encoded = wire.encode({**call, "sealed": stand_ins.sealed})
+                        except wire.WireError:           # no room left for the boxes (MAX_ARRAYS): asked instead
+                            encoded = wire.encode(call)
                     one, request = f.request(module, function, return_inputs,
                                                  encoded or self.encode_call(function, args, kwargs, return_inputs))
                     one.answer = stand_ins.answer if stand_ins else None

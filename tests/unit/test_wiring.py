@@ -464,3 +464,20 @@ def test_a_sealed_table_does_not_tell_the_reference_calls_from_its_variants():
     known = [{"function": "gelu", "bound": {"x": np.full(3, float(i))}, "value": np.full(3, float(i))} for i in range(8)]
     index = json.loads(wiring.sealed_answers(known, {"gelu": signature})["table"])["index"]
     assert [lookup for lookup, _, _ in index] == sorted(lookup for lookup, _, _ in index) and len(index) == 8
+
+
+def test_a_wired_call_with_no_room_left_for_the_sealed_boxes_asks_the_grader(tmp_path, limits):
+    # The boxes ride as one more array; a call whose arguments already hold MAX_ARRAYS of them goes without
+    # (its stand-ins are asked for), never a grader fault for every student.
+    from grader.sandbox.child import protocol as wire
+    from grader.sandbox.client import StandIns, Worker
+
+    folder = write_tree(tmp_path / "sub", {"mod.py": "def g(x):\n    raise NotImplementedError\n\n\n"
+                                                     "def f(*arrays):\n    return g(arrays[0]) + len(arrays)\n"})
+    sealed = {"table": json.dumps({"salt": "00" * 16, "signatures": {"g": [["x", False, None]]}, "index": []}),
+              "boxes": np.zeros(4, np.uint8)}
+    asked = []
+    stand_ins = StandIns({"g": "mod"}, lambda name, a, k: asked.append(name) or a[0] * 2, sealed)
+    with Worker(folder, limits, modules=["mod"], functions={"f": "mod", "g": "mod"}) as worker:
+        reply = worker.call("mod", "f", [np.ones(2)] * wire.MAX_ARRAYS, {}, 5.0, stand_ins=stand_ins)
+    assert asked == ["g"] and np.array_equal(reply.value, np.full(2, 2.0 + wire.MAX_ARRAYS))
