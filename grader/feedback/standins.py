@@ -80,6 +80,15 @@ def _never(name: str) -> NotSpecified:
                         f"your code passes to {name}()")
 
 
+def _plain_data(value: Any) -> bool:
+    """JSON can carry it (a signature whose default is a function or a numpy scalar cannot travel)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def test_key(nodeid: str) -> str:
     """A test's key in the wiring data: its nodeid from the suite's folder on (``test_block.py::test_x``), the
     same in the instructor's checkout (``tests/the-block/public/``) and in a student's release (``tests/public/``)."""
@@ -162,7 +171,8 @@ class Wiring:
         """The ``known`` calls' values, for the worker: each sealed with a key only their exact arguments
         give (:func:`~grader.sandbox.child.protocol.sealed_keys`), found by a lookup only they give; the
         boxes in one byte array (one frame). The same for every student: no student's data is in it."""
-        sealed_by_lookup: dict[str, bytes] = {}
+        signatures = {name: sig for name, sig in signatures.items() if _plain_data(sig)}  # (the worker binds with
+        sealed_by_lookup: dict[str, bytes] = {}                                          # them; others are asked)
         for call in known:
             signature = signatures.get(call["function"])
             if signature is None or call["bound"] is None:

@@ -481,3 +481,14 @@ def test_a_wired_call_with_no_room_left_for_the_sealed_boxes_asks_the_grader(tmp
     with Worker(folder, limits, modules=["mod"], functions={"f": "mod", "g": "mod"}) as worker:
         reply = worker.call("mod", "f", [np.ones(2)] * wire.MAX_ARRAYS, {}, 5.0, stand_ins=stand_ins)
     assert asked == ["g"] and np.array_equal(reply.value, np.full(2, 2.0 + wire.MAX_ARRAYS))
+
+
+def test_a_stand_in_whose_signature_cannot_travel_is_asked_for_not_sealed():
+    # a reference default JSON cannot carry (a numpy scalar, a function): that function's calls are asked for
+    from grader.feedback.standins import Wiring
+
+    wiring = Wiring({"gelu": "gelu", "mlp": "block"}, None, None)
+    known = [{"function": "gelu", "bound": {"x": np.ones(3), "c": 0.5}, "value": np.ones(3)}]
+    table = json.loads(wiring.sealed_answers(known, {"gelu": [["x", False, None], ["c", True, np.float32(0.5)]]})
+                       ["table"])
+    assert table["signatures"] == {} and table["index"] == []
