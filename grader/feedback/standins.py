@@ -19,10 +19,10 @@ Where the values come from:
   ``grade autograde``.
 
 No reference code ever enters the worker; its values for this test's calls do, as they would if the
-student's own components were right. In a public test, the values of the reference's own calls (and its
-variants') go with the call, sealed (:func:`grader.sandbox.child.protocol.sealed_keys`): the worker opens
-one only with those exact arguments, so a function wired like the reference asks the grader nothing, and
-any other call (a wrong input, a call the reference never makes) is still answered, or refused, here.
+student's own components were right. In a public test, the values of the reference's own calls go with
+the call, sealed (:func:`grader.sandbox.child.protocol.sealed_keys`): the worker opens one only with those
+exact arguments, so a function wired like the reference asks the grader nothing, and any other call (a
+variant's, a wrong input, a call the reference never makes) is still answered, or refused, here.
 A hidden test's calls are all answered here (sealed, they would tell the reference's wiring from others).
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ import numpy as np
 from grader.errors import GradeError
 from grader.feedback.compare import same_array
 from grader.feedback.outputs import call_key
-from grader.sandbox.child.protocol import WireError, bind, encode as wire_encode, sealed, sealed_keys
+from grader.sandbox.child.protocol import WireError, bind, encode as wire_encode, framed, sealed, sealed_keys
 from grader.sandbox.replies import NotSpecified
 
 Signature = list[tuple[str, bool, Any]]      # (parameter, has a default, the default)
@@ -179,7 +179,7 @@ class Wiring:
                 continue
             try:
                 lookup, key = sealed_keys(self._salt, call["function"], signature, call["bound"])
-                box = sealed(key, b"".join(len(f).to_bytes(8, "big") + f for f in wire_encode(call["value"])))
+                box = sealed(key, framed(wire_encode(call["value"])))
             except (WireError, KeyError):
                 continue
             sealed_by_lookup.setdefault(lookup.hex(), box)   # the same arguments: the first call's value,

@@ -41,11 +41,6 @@ AHEAD_BYTES = 64 << 10           # request bytes a worker may hold unanswered: a
                                  # worker that is itself waiting to write a reply (a socket buffers ~200 KiB)
 
 
-def _framed(frames: Sequence[bytes]) -> bytes:
-    """Wire frames as the bytes written: each after its length."""
-    return b"".join(wire._HEADER.pack(len(f)) + f for f in frames)
-
-
 class _Lost(Exception):
     """A call sent ahead of the one awaited timed out or broke the worker: that call must be sent again."""
 
@@ -109,7 +104,7 @@ class InFlight:
         ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
         head = json.loads(call[0])
         head["body"]["$dict"].update(id=ticket, module=module)
-        data = _framed([json.dumps(head).encode(), *call[1:]])
+        data = wire.framed([json.dumps(head).encode(), *call[1:]])
         return _Sent(ticket, function, return_inputs, len(data), limit=self.limits.call_timeout), data
 
     def _imports(self) -> tuple[list[_Sent], bytes]:
@@ -125,7 +120,7 @@ class InFlight:
                                     f"{self.limits.import_budget:g} s import budget is used up (slow imports)")
                 continue
             ticket = secrets.token_hex(8)
-            request = _framed(wire.encode({"import": module, "id": ticket}))
+            request = wire.framed(wire.encode({"import": module, "id": ticket}))
             sent.append(_Sent(ticket, f"import {module}", False, len(request),
                               limit=min(self.limits.import_timeout, left), module=module))
             data.append(request)
@@ -235,4 +230,4 @@ class InFlight:
             self.kill()
             raise self.failed(f"the grader failed to answer {name}() for a wiring test ({type(exc).__name__})") \
                 from None
-        self._send_bytes(_framed(wire.encode(answer)))
+        self._send_bytes(wire.framed(wire.encode(answer)))

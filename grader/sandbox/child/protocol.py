@@ -77,8 +77,13 @@ def write_message(stream, obj) -> None:
     write_frames(stream, encode(obj))
 
 
+def framed(frames) -> bytes:
+    """Frames as the bytes written: each after its length."""
+    return b"".join(_HEADER.pack(len(f)) + f for f in frames)
+
+
 def write_frames(stream, frames: list[bytes]) -> None:
-    stream.write(b"".join(_HEADER.pack(len(f)) + f for f in frames))
+    stream.write(framed(frames))
     stream.flush()
 
 
@@ -187,8 +192,7 @@ def bind(signature: list, args, kwargs) -> dict | None:
 def sealed_keys(salt: bytes, function: str, signature: list, bound: dict) -> tuple[bytes, bytes]:
     """A stand-in call's lookup and key: keyed hashes of its arguments' exact encoding (bound to the
     reference's ``signature``, in its order). Raises WireError for arguments that cannot travel."""
-    frames = encode([function, [bound[name] for name, _, _ in signature]])
-    data = b"".join(_HEADER.pack(len(f)) + f for f in frames)
+    data = framed(encode([function, [bound[name] for name, _, _ in signature]]))
     return (hashlib.blake2b(data, key=salt, person=b"lookup", digest_size=16).digest(),
             hashlib.blake2b(data, key=salt, person=b"answer", digest_size=32).digest())
 
