@@ -56,6 +56,13 @@ class Trust:
     overrides_file: Path | None = None
 
 
+def trust_of(course: Course, key: bytes, allow_stale: bool = False) -> Trust:
+    """What ``course``'s score files must match now (its overrides CSV read as it is): one way for export,
+    push and report alike."""
+    table = overrides_mod.load(course.overrides, {p.name: p.points for p in course.problems}, course.due)
+    return Trust(key, course.sha256, __version__, allow_stale, table, course.overrides)
+
+
 def refusal(doc: dict, trust: Trust) -> str | None:
     """Why the (schema-valid) score file ``doc`` must not be exported, in one line; None when it may be."""
     if doc["status"] == "grader_error":
@@ -190,10 +197,8 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
     everyone = {d["student"] for docs in loaded for _, d in docs}
     columns, refused, missing = [], [], []
     for docs, graded_with in zip(loaded, courses):
-        table = overrides_mod.load(graded_with.overrides, {p.name: p.points for p in graded_with.problems},
-                                   graded_with.due)
-        trust = Trust(key, graded_with.sha256, __version__, allow_stale, table, graded_with.overrides)
-        rows, refused_here, missing_here = checked(docs, trust, roster, options.late_by_lms)
+        rows, refused_here, missing_here = checked(docs, trust_of(graded_with, key, allow_stale), roster,
+                                                   options.late_by_lms)
         if roster is None:                       # without a roster, whoever another folder has is expected here
             missing_here += [f"{s}: no score file (another assignment has one)"
                              for s in sorted(everyone - {d["student"] for _, d in docs})]
@@ -286,7 +291,7 @@ def read_folder(folder: Path, roster_path: Path, course: CourseFile, late_by_lms
     if course.assignment is not None and graded_with.assignment != course.assignment:
         raise GradeError(f"{folder}: field 'assignment': its score files are {graded_with.assignment!r}'s, "
                          f"not {course.assignment!r}'s")
-    rows, refused, missing = checked(loaded, Trust(key, graded_with.sha256, __version__, allow_stale),
-                                     load_roster(roster_path), late_by_lms)
+    rows, refused, missing = checked(loaded, trust_of(graded_with, key, allow_stale), load_roster(roster_path),
+                                     late_by_lms)
     errors = frozenset(d["student"] for _, d in loaded if d["status"] == "grader_error")
     return Folder(graded_with, rows, refused, missing, errors)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from grader import __version__
-from grader.commands.export import Trust, load_scores, refusal
+from grader.commands.export import Trust, load_scores, refusal, trust_of
 from grader.course.manifest import Course, CourseFile
 from grader.course.manifest import load as load_course
 from grader.errors import ExitStatus, GradeError
@@ -64,7 +63,7 @@ def reports(folders: Sequence[Path], course_file: CourseFile, roster: Path | Non
     out = []
     for docs, name in zip(loaded, names):
         course = load_course(CourseFile(course_file.path, name))
-        report = _assignment(docs, course, Trust(key, course.sha256, __version__, allow_stale), expected)
+        report = _assignment(docs, course, trust_of(course, key, allow_stale), expected)
         if similarity is not None and name == compared:
             from dataclasses import replace
 

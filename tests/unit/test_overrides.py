@@ -261,3 +261,16 @@ def test_the_walkthroughs_late_work_and_overrides_are_real(tmp_path):
                  due=course.due)
     assert set(table) == {"grace_partial", "edsger_post_ln"} and all((EXAMPLES / s).is_dir() for s in table)
     assert table["grace_partial"].extension.due > parse_timestamp(stamp)      # the extension makes it on time
+
+
+def test_export_push_and_report_check_against_the_overrides_as_they_are_now(tmp_path):
+    # one Trust for all three (grader.commands.export.trust_of): a file the CSV no longer matches is refused by each
+    from grader.commands import export
+
+    (tmp_path / "overrides.csv").write_text(HEADER + "ada,adjust,block,+5,,regraded by hand,ta\n", encoding="utf-8")
+    course = write_course(tmp_path, due="2026-05-01T23:59:00+00:00", overrides="overrides.csv")
+    key = load_key(course.path, create=True)
+    stale = sign(finish(score_doc("ada", FULL, course.sha256), course, None, None), key)    # graded before the row
+    trust = export.trust_of(course, key)
+    assert trust.overrides_file == course.overrides and "ada" in trust.overrides
+    assert "are not those of" in refusal(stale, trust)
