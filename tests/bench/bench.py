@@ -11,6 +11,8 @@ Prints, with medians where a step is repeated:
 - the floor: a worker forked from the zygote per submission importing five no-op modules, then the calls a
   correct submission makes (as many sent ahead and as many one at a time) to no-op functions: what the
   sandbox and the protocol cost with no grading and no student arithmetic, against the reference's rate;
+- #12's defences on / off: the mix and the copies of the reference graded in turn by the project and by a
+  copy with those defences switched off (tests/bench/defences.py says which; target <= 1.05; --skip-defences);
 - the peak memory (RSS) of one worker and of one grader process, in a separate run (polling `ps`
   costs CPU that the throughput runs must not lose);
 - the same N graded by a plain `pytest` run per submission (the student's code imported into the
@@ -23,7 +25,7 @@ Prints, with medians where a step is repeated:
 
 The machines are shared and noisy: compare figures from one run, never across runs.
 
-    python tests/bench/bench.py [--submissions 500] [--repeat 5] [--skip-baseline] [--skip-tmp-copy]
+    python tests/bench/bench.py [--submissions 500] [--repeat 5] [--skip-baseline] [--skip-tmp-copy] [--skip-defences]
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import defences  # tests/bench/defences.py (this script's folder is on sys.path)
 from grader.course.manifest import load
 from grader.sandbox.policy import BWRAP, PROCESS, available_levels
 
@@ -76,12 +79,7 @@ def make_correct_class(folder: Path, n: int) -> None:
 def tmp_copy(tmp: Path) -> Path:
     """The project's tracked files copied under ``tmp`` (the system's temporary folder), with a venv of its
     own made as `make test` makes it (nbgrader extra installed)."""
-    copy = tmp / "project"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        if (ROOT / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, copy / name)
+    copy = defences.copy_tracked(ROOT, tmp / "project")
     made = subprocess.run(["make", "-s", ".venv/.installed-nbgrader", f"PYTHON={sys.executable}"], cwd=copy,
                           capture_output=True, text=True)
     if made.returncode != 0:
@@ -279,6 +277,18 @@ def four_ways(tmp: Path, mix: Path, n: int, level: str, mix_rate: float, skip_co
           "the floor")
 
 
+def defences_cost(tmp: Path, mix: Path, n: int, level: str) -> None:
+    """#12's defences: the mix and the copies of the reference (four_ways made them), graded in turn by the
+    project and by a copy with the defences switched off (tests/bench/defences.py)."""
+    copy = defences.without_defences(ROOT, tmp / "no-defences")
+    print(f"#12's defences, on / off (wall time, {AUTOGRADE_RUNS} pairs run in turn, --jobs 2, --sandbox {level}, "
+          f"{n} submissions; target <= 1.05):")
+    for name, folder in (("the mix", mix), ("copies of the reference", tmp / "correct")):
+        args = ["autograde", *COURSE, str(folder), "--jobs", "2", "--sandbox", level, "--unsafe", "--quiet", "--force"]
+        median, low, high = defences.paired(ROOT, copy, args, tmp / f"out-defences-{folder.name}", AUTOGRADE_RUNS)
+        print(f"  {name:24}: {median:.3f} ({low:.3f}-{high:.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=500)
@@ -286,6 +296,7 @@ def main() -> None:
     parser.add_argument("--skip-baseline", action="store_true", help="leave out the plain-pytest baseline")
     parser.add_argument("--skip-class-memory", action="store_true", help="leave out the 300 / 3,000 memory runs")
     parser.add_argument("--skip-tmp-copy", action="store_true", help="leave out the project's copy under /tmp")
+    parser.add_argument("--skip-defences", action="store_true", help="leave out #12's defences on / off")
     args = parser.parse_args()
     n = args.submissions
 
@@ -311,6 +322,8 @@ def main() -> None:
                       f"{rates[level, jobs]:6.1f} submissions/s (median of {AUTOGRADE_RUNS})")
         best = available_levels()[0]
         four_ways(Path(tmp), subs, n, best, rates[best, 2], args.skip_tmp_copy)
+        if not args.skip_defences:
+            defences_cost(Path(tmp), subs, n, best)
         two = Path(tmp) / "two"
         make_class(two, 2)
         start = wall(GRADE + ["autograde", *COURSE, str(two), "--out", str(Path(tmp) / "out-two"), "--jobs", "2",
