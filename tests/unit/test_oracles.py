@@ -1,0 +1,67 @@
+"""A wiring test's stand-ins must not compute the function under test: in a hidden test the grader answers a
+stand-in's call with the reference on whatever the student passes, so an attention (or an mlp) that calls the
+block's stand-in with parameters that make everything around the attention the identity (LN_1(0) * 0 + u = u,
+W_1 = W_2 = 0) gets the reference's attention without a line of its own (red team 18: 13 of attention's 25
+points, every hidden attention test, with an attention that computes nothing)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mutants import faulty
+
+from grader.errors import StudentError
+
+# The student's attention and mlp, computing nothing: they ask the block's stand-in for the answer.
+ORACLE_ATTENTION = '''
+def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):
+    import block as B
+    d = u.shape[-1]
+    params = {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": W_o, "W_1": np.zeros((d, 1)), "W_2": np.zeros((1, d)),
+              "gamma_1": np.zeros_like(u), "beta_1": u.copy()}
+    return B.block(np.zeros_like(u), params, n_heads)
+
+
+def _reference_attention('''
+ORACLE_MLP = '''
+def mlp(u, W_1, W_2):
+    return block(np.zeros_like(u), {"W_1": W_1, "W_2": W_2, "gamma_2": np.zeros_like(u), "beta_2": u.copy()},
+                 use_attention=False)
+
+
+def _reference_mlp('''
+
+
+def _wired(course, folder, limits, function, *args):
+    from grader.feedback.standins import Wiring
+    from grader.grading.plugin import load_reference
+    from grader.sandbox.client import Worker
+    from grader.sandbox.proxy import Student
+
+    wiring = Wiring.for_course(course, load_reference(course))
+    with Worker(folder, limits, modules=course.modules, functions=course.functions) as worker:
+        student = Student(worker, course.functions, limits, wiring=wiring)
+        student.start_test(f"tests/the-block/hidden/test_x.py::test_{function}", public=False)
+        return student.wired(function, *args)
+
+
+@pytest.mark.parametrize("function", ["attention", "mlp"])
+def test_a_hidden_wiring_test_never_answers_a_stand_in_that_computes_the_function_under_test(course, tmp_path,
+                                                                                             limits, function):
+    from grader.grading.plugin import load_reference
+
+    reference = load_reference(course)
+    rng = np.random.default_rng(18)
+    if function == "attention":
+        folder = faulty(tmp_path, "oracle", {"attention": [("\ndef attention(", ORACLE_ATTENTION)]})
+        u = rng.normal(size=(5, 8))
+        args = (u, *(rng.normal(size=(8, 8)) for _ in range(4)), 2)
+    else:
+        folder = faulty(tmp_path, "oracle", {"block": [("\ndef mlp(", "import numpy as np\n" + ORACLE_MLP)]})
+        args = (rng.normal(size=(5, 8)), rng.normal(size=(8, 32)), rng.normal(size=(32, 8)))
+    expected = getattr(reference, function)(*args)
+    try:
+        got = _wired(course, folder, limits, function, *args)
+    except StudentError:
+        return                                           # refused: the function computed nothing, and fails
+    assert not (type(got) is np.ndarray and got.shape == expected.shape and np.allclose(got, expected)), \
+        f"the student's {function}, which computes nothing, got the reference's value from the block's stand-in"
