@@ -10,7 +10,9 @@ of them, is judged on its own output.
 
 Where the values come from:
 
-- hidden tests: the reference functions, on whatever the student's function passes them;
+- hidden tests: the reference functions, on whatever the student's function passes them, but for a function whose
+  reference computes the function under test (the block's, for an attention: a block called with
+  ``gamma_1 = 0, beta_1 = u`` and ``W_1 = W_2 = 0`` is the reference's attention of u), which is refused;
 - public tests: the reference's own calls on the test's inputs, and those of the catalogue's variants of
   the function under test (its known wiring mistakes, so that a post-LN block still computes what the
   post-LN variant does, and is named), recorded by ``grade precompute`` in ``feedback.wiring_data`` (a
@@ -161,9 +163,14 @@ class Wiring:
             if live is None:
                 raise _never(name)
             try:
-                return getattr(live, name)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+                value, calls = record(live, reference_modules(live), name, args, kwargs, self.functions)
             except Exception:                                # the student's code passed what it cannot take
                 raise _never(name) from None
+            if any(call["function"] == function for call in calls):
+                # the reference's `name` computes the function under test (the block's stand-in for an
+                # attention): answered, it would be that function's answer, with none of the student's lines
+                raise _never(name)
+            return value
 
         return replaced, answer, self._sealed[key] if public else None
 
