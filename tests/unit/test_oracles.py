@@ -31,13 +31,13 @@ def mlp(u, W_1, W_2):
 def _reference_mlp('''
 
 
-def _wired(course, folder, limits, function, *args):
+def _wired(course, folder, limits, function, *args, reference=None):
     from grader.feedback.standins import Wiring
     from grader.grading.plugin import load_reference
     from grader.sandbox.client import Worker
     from grader.sandbox.proxy import Student
 
-    wiring = Wiring.for_course(course, load_reference(course))
+    wiring = Wiring.for_course(course, reference or load_reference(course))
     with Worker(folder, limits, modules=course.modules, functions=course.functions) as worker:
         student = Student(worker, course.functions, limits, wiring=wiring)
         student.start_test(f"tests/the-block/hidden/test_x.py::test_{function}", public=False)
@@ -65,3 +65,57 @@ def test_a_hidden_wiring_test_never_answers_a_stand_in_that_computes_the_functio
         return                                           # refused: the function computed nothing, and fails
     assert not (type(got) is np.ndarray and got.shape == expected.shape and np.allclose(got, expected)), \
         f"the student's {function}, which computes nothing, got the reference's value from the block's stand-in"
+
+
+# A stand-in's name is the worker's word: a keyword of the stand-in itself (``_function``) sets it, so a softmax's
+# stand-in can be asked for any name at all: the function under test, or a method of the grader's namespace of
+# reference functions, shared by every submission of the batch.
+ASK_FOR_ATTENTION = """
+def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):
+    return softmax(u, W_q, W_k, W_v, W_o, n_heads, causal, _function="attention")
+
+
+def _reference_attention("""
+POISON = """
+def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):
+    try:
+        softmax(_function="__init__", attention=0, layernorm=0)
+    except Exception:
+        pass
+    return _reference_attention(u, W_q, W_k, W_v, W_o, n_heads, causal)
+
+
+def _reference_attention("""
+
+
+def _attention_inputs():
+    rng = np.random.default_rng(18)
+    return (rng.normal(size=(5, 8)), *(rng.normal(size=(8, 8)) for _ in range(4)), 2)
+
+
+def test_a_stand_in_is_never_answered_for_the_function_under_test(course, tmp_path, limits):
+    from grader.grading.plugin import load_reference
+
+    folder = faulty(tmp_path, "asks", {"attention": [("\ndef attention(", ASK_FOR_ATTENTION)]})
+    args = _attention_inputs()
+    expected = load_reference(course).attention(*args)
+    try:
+        got = _wired(course, folder, limits, "attention", *args)
+    except StudentError:
+        return
+    assert not (type(got) is np.ndarray and got.shape == expected.shape and np.allclose(got, expected)), \
+        "the student's attention got the reference's attention by naming it to its softmax's stand-in"
+
+
+def test_a_stand_in_cannot_rewrite_the_grader_s_reference_functions(course, tmp_path, limits):
+    from grader.grading.plugin import load_reference
+
+    reference = load_reference(course)
+    folder = faulty(tmp_path, "poison", {"attention": [("\ndef attention(", POISON)]})
+    args = _attention_inputs()
+    try:
+        _wired(course, folder, limits, "attention", *args, reference=reference)
+    except StudentError:
+        pass
+    # the next submission's hidden tests call these (a test that raises is a grader error: not exported)
+    assert callable(reference.attention) and callable(reference.layernorm), vars(reference)
