@@ -156,6 +156,9 @@ class Wiring:
             known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
+            if name not in replaced:                     # the name is the worker's word (a stand-in's own
+                raise _never(name)                       # keyword sets it): never the function under test, nor
+                                                         # any other attribute of the reference's namespace
             bound = bind(signatures[name], args, kwargs) if name in signatures else None
             for call in known:
                 if call["function"] == name and bound is not None and same(bound, call["bound"]):
