@@ -209,6 +209,11 @@ class Student:
             self._stood_in.extend(reply.opened)
         if return_inputs:
             args_after, kwargs_after = reply.inputs
+            if len(args_after) != len(args) or set(kwargs_after) != set(kwargs):
+                # the worker's lists, which the student's code can reach: a suite indexing a shorter one would
+                # raise an error of its own, and the whole submission would be the grader's failure
+                raise StudentError("bad_type", f"{name}() changed the list of arguments it was called with (not "
+                                   "their values: which arguments there are)")
             return reply.value, args_after, kwargs_after
         return reply.value
 
