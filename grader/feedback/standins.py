@@ -12,7 +12,8 @@ Where the values come from:
 
 - hidden tests: the reference functions, on whatever the student's function passes them, but for a function whose
   reference computes the function under test (the block's, for an attention: a block called with
-  ``gamma_1 = 0, beta_1 = u`` and ``W_1 = W_2 = 0`` is the reference's attention of u), which is refused;
+  ``gamma_1 = 0, beta_1 = u`` and ``W_1 = W_2 = 0`` is the reference's attention of u), which is refused, and for
+  inputs far larger than the test's (:func:`_extent`), which the grader would compute in its own process;
 - public tests: the reference's own calls on the test's inputs, and those of the catalogue's variants of
   the function under test (its known wiring mistakes, so that a post-LN block still computes what the
   post-LN variant does, and is named), recorded by ``grade precompute`` in ``feedback.wiring_data`` (a
@@ -82,6 +83,18 @@ def _never(name: str) -> NotSpecified:
                         f"your code passes to {name}()")
 
 
+def _extent(value: Any) -> tuple[int, int, int]:
+    """The longest axis, most dimensions and largest integer in plain data. A stand-in's call gets at most twice
+    the test's axis, one dimension more (heads stacked), its integers or twice its axis: the reference, run here
+    on the student's arguments (n_heads = 10**9 with d_head 0, 20,000 tokens), costs what the test's calls do."""
+    if type(value) is np.ndarray:
+        return max(value.shape, default=0), value.ndim, 0
+    if type(value) is int:
+        return 0, 0, abs(value)
+    items = value.values() if type(value) is dict else value if type(value) in (list, tuple) else ()
+    return tuple(max(parts, default=0) for parts in zip((0, 0, 0), *map(_extent, items)))
+
+
 def _plain_data(value: Any) -> bool:
     """JSON can carry it (a signature whose default is a function or a numpy scalar cannot travel)."""
     try:
@@ -147,13 +160,14 @@ class Wiring:
                 # candidate calls and keep the wiring whose calls have answers, where a round trip answers
                 # every wiring alike.
                 self._sealed[key] = self.sealed_answers(own, {n: signatures[n] for n in replaced if n in signatures})
-            known = self._cache[key]
-            live = None
+            known, live, bounds = self._cache[key], None, ()
         else:
             if self.reference is None:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
             key = (test, call_key(function, args, kwargs))
             known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
+            axis, ndim, integer = _extent([args, kwargs])
+            bounds = (2 * max(axis, 1), ndim + 1, max(2 * axis, integer))
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
             if name not in replaced:                     # the name is the worker's word (a stand-in's own
@@ -163,7 +177,7 @@ class Wiring:
             for call in known:
                 if call["function"] == name and bound is not None and same(bound, call["bound"]):
                     return copy.deepcopy(call["value"])
-            if live is None:
+            if live is None or any(got > most for got, most in zip(_extent([args, kwargs]), bounds)):
                 raise _never(name)
             try:
                 value, calls = record(live, reference_modules(live), name, args, kwargs, self.functions)

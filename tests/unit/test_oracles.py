@@ -155,3 +155,40 @@ def test_the_arguments_after_a_call_are_those_it_was_given(course, tmp_path, lim
             assert err.kind == "bad_type", err.kind
             return
     assert len(args_after) == 1 and kwargs_after == {}, (args_after, kwargs_after)
+
+
+def test_a_hidden_stand_in_is_never_computed_on_inputs_far_larger_than_the_tests(course):
+    """The grader runs the reference, in its own process, on what a hidden test's stand-in is passed: a call far
+    larger than the test's own (a 20,000-token softmax, an attention of n_heads = 10**9 with d_head 0: scores of
+    10**9 x n x n) would take the grader's memory and time, a student's fault turned into the grader's, and the
+    other graders' machine. Such a call is refused, and the reference never runs on it."""
+    from types import SimpleNamespace
+
+    from grader.feedback.standins import Wiring
+    from grader.grading.plugin import load_reference
+    from grader.sandbox.replies import NotSpecified
+
+    reference = load_reference(course)
+    ran = []
+    spy = SimpleNamespace(**vars(reference))
+    spy.softmax = lambda *a, **k: ran.append("softmax") or reference.softmax(*a, **k)
+    spy.attention = lambda *a, **k: ran.append("attention") or reference.attention(*a, **k)
+    wiring = Wiring(course.functions, spy, None)
+    rng = np.random.default_rng(18)
+    u, weights = rng.normal(size=(6, 8)), [rng.normal(size=(8, 8)) for _ in range(4)]
+    _, answer, _ = wiring.stand_ins("tests/the-block/hidden/test_x.py::test_a", False, "attention", [u, *weights, 2], {})
+    ran.clear()                                          # (the reference's own run, recorded once)
+    answer("softmax", [rng.normal(size=(2, 12, 12))], {})           # the heads stacked, a wrong size: answered
+    assert ran == ["softmax"]
+    for args in ([rng.normal(size=(6, 200))], [rng.normal(size=(2, 2, 2, 2))]):
+        with pytest.raises(NotSpecified):
+            answer("softmax", args, {})
+    assert ran == ["softmax"]
+    x = rng.normal(size=(6, 8))
+    params = dict(zip(["W_q", "W_k", "W_v", "W_o"], weights), W_1=rng.normal(size=(8, 32)), W_2=rng.normal(size=(32, 8)))
+    _, answer, _ = wiring.stand_ins("tests/the-block/hidden/test_x.py::test_b", False, "block", [x, params, 2], {})
+    ran.clear()
+    answer("attention", [x, *weights, 4], {})
+    with pytest.raises(NotSpecified):
+        answer("attention", [np.zeros((6, 0)), *[np.zeros((0, 0))] * 4, 10**9], {})
+    assert ran == ["attention"]
