@@ -79,6 +79,7 @@ class GradingPlugin:
         self._suites: dict[Path, tuple[Problem, bool]] = {}
         self._public: dict[str, bool] = {}                # nodeid -> may the student see values and output
         self._direct_args: dict[str, list[str] | None] = {}   # nodeid -> arguments when called directly
+        self._properties: set[str] = set()               # nodeids of the property tests
         for p in course.problems:
             self._suites[p.public] = (p, True)
             if p.hidden:
@@ -136,7 +137,7 @@ class GradingPlugin:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
         """Record the verdict, and make a plain report: pytest's own would format a traceback we never show."""
         if call.when == "call" or call.excinfo is not None:
-            self._record(item, call.excinfo.value if call.excinfo else None)
+            self._record(item.nodeid, call.excinfo.value if call.excinfo else None)
         verdict = self._verdicts.get(item.nodeid, ("passed", "", ""))
         outcome = "passed" if call.excinfo is None else "failed"
         return pytest.TestReport(item.nodeid, item.location, {}, outcome, verdict[2] or None, call.when,
@@ -149,6 +150,8 @@ class GradingPlugin:
         for item, *_ in table:
             self._public[item.nodeid] = self._suites[Path(item.path).resolve()][1]
             self._direct_args[item.nodeid] = callplan.direct_args(item)
+            if item.get_closest_marker("property") is not None:
+                self._properties.add(item.nodeid)
         return table
 
     def start_early(self) -> None:
@@ -215,33 +218,30 @@ class GradingPlugin:
             self._standins = Wiring.for_course(self.course, self._value("reference", "") if has_solutions else None)
         return self._standins
 
-    def _record(self, item: pytest.Item, exc: BaseException | None) -> None:
+    def _record(self, nodeid: str, exc: BaseException | None) -> None:
         """Keep a test's first verdict, and the feedback (diff, diagnosis, figures) the student may see."""
-        public = self._public[item.nodeid]
+        public = self._public[nodeid]
         output = self._student.take_output() if self._student else ""
         if exc is None:
-            self._verdicts.setdefault(item.nodeid, ("passed", "", ""))
+            self._verdicts.setdefault(nodeid, ("passed", "", ""))
         else:
-            self._verdicts.setdefault(item.nodeid, verdict(exc, public, output))
+            self._verdicts.setdefault(nodeid, verdict(exc, public, output))
             if isinstance(exc, Mismatch):
-                self._feedback.setdefault(item.nodeid, exc.feedback(public))
-        if public and item.nodeid in self._figures:
-            self._feedback.setdefault(item.nodeid, {})["figures"] = self._figures[item.nodeid].items
+                self._feedback.setdefault(nodeid, exc.feedback(public))
+        if public and nodeid in self._figures:
+            self._feedback.setdefault(nodeid, {})["figures"] = self._figures[nodeid].items
 
-    def _call_directly(self, item: pytest.Function, names: list[str]) -> None:
+    def _call_directly(self, item: pytest.Function, nodeid: str, names: list[str]) -> None:
         """Run one test function with the grader's fixtures and record its verdict (the same verdicts as
         through pytest's protocol, about a millisecond faster a test)."""
-        self._finish(item, lambda: item.obj(**{name: self._value(name, item.nodeid) for name in names}))
-
-    def _finish(self, item: pytest.Item, test: Callable[[], object]) -> None:
         try:
-            test()
+            item.obj(**{name: self._value(name, nodeid) for name in names})
         except GraderFault:
             raise
         except (Exception, pytest.skip.Exception, pytest.fail.Exception) as exc:
-            self._record(item, exc)
+            self._record(nodeid, exc)
         else:
-            self._record(item, None)
+            self._record(nodeid, None)
 
     def _grade(self, job: Job, items: list) -> Graded:
         """Grade one submission; when the grader's own machinery fails, once more from scratch with a fresh
@@ -266,11 +266,12 @@ class GradingPlugin:
                 self._student = Student(worker, self.course.functions, self.course.limits, self._plan,
                                         self._wiring())
                 for i, (item, problem, _, visibility) in enumerate(items):
+                    nodeid = item.nodeid                 # (pytest makes the string anew each time it is read)
                     self._student.charge_to(problem.name)
-                    args = self._direct_args[item.nodeid]
-                    self._student.start_test(item.nodeid, visibility == "visible")
+                    args = self._direct_args[nodeid]
+                    self._student.start_test(nodeid, visibility == "visible")
                     if args is not None:
-                        self._call_directly(item, args)
+                        self._call_directly(item, nodeid, args)
                     else:
                         nextitem = items[i + 1][0] if i + 1 < len(items) else None
                         item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
@@ -289,15 +290,17 @@ class GradingPlugin:
                            "the grader's output)", True  # (a message could hold a student's value)
         finally:
             self._student = None
-        broken = [item.name for item, *_ in items if self._verdicts.get(item.nodeid, ("", "", ""))[1] == "grader_error"]
+        nodeids = [item.nodeid for item, *_ in items]
+        broken = [item.name for (item, *_), nodeid in zip(items, nodeids)
+                  if self._verdicts.get(nodeid, ("", "", ""))[1] == "grader_error"]
         if broken and not fault:
             error, fault = f"the grader failed, not your code: test {broken[0]} raised an error of its own", True
         results = []
-        for item, problem, points, visibility in items:
-            status, kind, output = self._verdicts.get(item.nodeid, ("error", "not_run", f"not run: {error}"))
+        for (item, problem, points, visibility), nodeid in zip(items, nodeids):
+            status, kind, output = self._verdicts.get(nodeid, ("error", "not_run", f"not run: {error}"))
             results.append(TestResult(name=item.name, problem=problem.name, points=points, status=status,
                                       output=output, visibility=visibility, kind=kind,
-                                      feedback=self._feedback.get(item.nodeid, {}),
-                                      property=item.get_closest_marker("property") is not None))
+                                      feedback=self._feedback.get(nodeid, {}),
+                                      property=nodeid in self._properties))
         return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error, fault)
 
