@@ -30,7 +30,7 @@ MAX_ARRAYS = 16               # arrays in one message
 MAX_ITEMS = 10_000            # list items and dict keys in one message
 MAX_DEPTH = 16                # nesting of lists and dicts
 _HEADER = struct.Struct(">Q")
-_SCALARS = (bool, int, float, str, type(None))
+_PLAIN = frozenset({bool, int, float, str, type(None)})     # exact types that travel as they are
 _NUMPY_SCALARS = {np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                   np.uint64, np.float16, np.float32, np.float64}
 
@@ -90,13 +90,13 @@ def write_frames(stream, frames: list[bytes]) -> None:
 def encode(obj) -> list[bytes]:
     """Plain data -> frames. Only exact ndarrays, bool/int/float/str/None, lists, tuples and str-keyed dicts pass."""
     arrays: list[bytes] = []
-    budget = [MAX_ITEMS]
+    left = MAX_ITEMS - 1                                 # items still allowed (the top one counted)
 
-    def walk(value, depth):
-        budget[0] -= 1
-        if budget[0] < 0 or depth > MAX_DEPTH:
-            raise WireError("too_large", "the value is nested too deeply or has too many items")
+    def walk(value, depth):                              # (its container counted it; plain items are taken inline)
+        nonlocal left
         kind = type(value)
+        if kind in _PLAIN:
+            return value
         if kind is np.ndarray:
             if value.dtype.str not in _DTYPES:
                 raise WireError("bad_type", f"returned an array of dtype {value.dtype}: use a numeric dtype")
@@ -104,16 +104,20 @@ def encode(obj) -> list[bytes]:
                 raise WireError("too_large", f"returned an array of {value.nbytes} bytes")
             arrays.append(value.tobytes())
             return {"$nd": len(arrays) - 1, "dtype": value.dtype.str, "shape": list(value.shape)}
-        if kind in _SCALARS:
-            return value
         if kind in _NUMPY_SCALARS:
             return value.item()
-        if kind in (list, tuple):
-            return [walk(v, depth + 1) for v in value]
+        if kind is list or kind is tuple:
+            left -= len(value)
+            if left < 0 or (value and depth >= MAX_DEPTH):
+                raise WireError("too_large", "the value is nested too deeply or has too many items")
+            return [v if type(v) in _PLAIN else walk(v, depth + 1) for v in value]
         if kind is dict:
             if not all(type(k) is str for k in value):
                 raise WireError("bad_type", "returned a dict whose keys are not all strings")
-            return {"$dict": {k: walk(v, depth + 1) for k, v in value.items()}}
+            left -= len(value)
+            if left < 0 or (value and depth >= MAX_DEPTH):
+                raise WireError("too_large", "the value is nested too deeply or has too many items")
+            return {"$dict": {k: v if type(v) in _PLAIN else walk(v, depth + 1) for k, v in value.items()}}
         if isinstance(value, np.ndarray):
             raise WireError("bad_type", f"returned a {kind.__module__}.{kind.__name__} (a subclass of "
                             "numpy.ndarray): return a plain numpy array, e.g. np.asarray(...)")
@@ -149,25 +153,32 @@ def decode(frames: list[bytes], head: dict | None = None):
     ``head``: frame 0 already parsed."""
     head = json.loads(frames[0]) if head is None else head
     used: set[int] = set()
-    budget = [MAX_ITEMS]
+    left = MAX_ITEMS - 1                                 # the same caps as encode(): a forged reply is refused
 
-    def walk(value, depth=0):
-        budget[0] -= 1
-        if budget[0] < 0 or depth > MAX_DEPTH:           # the same caps as encode(): a forged reply is refused
-            raise WireError("too_large", "the value is nested too deeply or has too many items")
+    def walk(value, depth):                              # (its container counted it; plain items are taken inline)
+        nonlocal left
         if type(value) is list:
-            return [walk(v, depth + 1) for v in value]
-        if type(value) is dict:
+            items = value
+        elif type(value) is dict:
             if "$nd" in value:
                 index = value["$nd"]
                 if type(index) is not int or not 0 <= index < len(frames) - 1 or index in used:
                     raise WireError("bad_type", "a reference to an array that is not there (or used twice)")
                 used.add(index)                          # each frame becomes one array: no amplification
                 return _array(frames[1 + index], value.get("dtype"), value.get("shape"))
-            return {k: walk(v, depth + 1) for k, v in value["$dict"].items()}
-        return value
+            items = value["$dict"]
+            if type(items) is not dict:
+                raise WireError("bad_type", "a dict that is not one")
+        else:
+            return value
+        left -= len(items)
+        if left < 0 or (items and depth >= MAX_DEPTH):
+            raise WireError("too_large", "the value is nested too deeply or has too many items")
+        if type(items) is list:
+            return [v if type(v) in _PLAIN else walk(v, depth + 1) for v in items]
+        return {k: v if type(v) in _PLAIN else walk(v, depth + 1) for k, v in items.items()}
 
-    return walk(head["body"])
+    return walk(head["body"], 0)
 
 
 def bind(signature: list, args, kwargs) -> dict | None:
