@@ -192,3 +192,36 @@ def test_a_hidden_stand_in_is_never_computed_on_inputs_far_larger_than_the_tests
     with pytest.raises(NotSpecified):
         answer("attention", [np.zeros((6, 0)), *[np.zeros((0, 0))] * 4, 10**9], {})
     assert ran == ["attention"]
+
+
+def test_a_hidden_stand_in_s_integer_bound_counts_a_0_d_integer_array():
+    """A 0-d integer array is an integer to the reference (``reshape``, ``repeat`` and ``//`` take it as one), but
+    ``_extent`` counted only Python ints: ``n_heads = np.array(20_000_000)`` with d_head 0 passed the bounds of a
+    5-token swiglu test, and the grader computed a gqa_attention of scores 2*10**7 x n x n in its own process,
+    17 s and 2 GB a call, up to 256 stand-in calls a call (red team 18b). Refused, and the reference never runs."""
+    from types import SimpleNamespace
+
+    from grader.course.manifest import load
+    from grader.feedback.standins import Wiring
+    from grader.grading.plugin import load_reference
+    from grader.sandbox.replies import NotSpecified
+    from conftest import PROJECT
+
+    modern = load(PROJECT / "course.json", "the-modern-block")
+    reference = load_reference(modern)
+    ran = []
+    spy = SimpleNamespace(**vars(reference))
+    spy.gqa_attention = lambda *a, **k: ran.append("gqa_attention") or reference.gqa_attention(*a, **k)
+    wiring = Wiring(modern.functions, spy, None)
+    rng = np.random.default_rng(18)
+    x, w_1, w_3, w_2 = rng.normal(size=(5, 8)), rng.normal(size=(8, 21)), rng.normal(size=(8, 21)), \
+        rng.normal(size=(21, 8))
+    _, answer, _ = wiring.stand_ins("tests/the-modern-block/hidden/test_x.py::test_a", False, "swiglu",
+                                    [x, w_1, w_3, w_2], {})
+    empty = [np.ones((2, 8)), np.ones((8, 0)), np.ones((8, 0)), np.ones((8, 0)), np.ones((0, 8))]
+    answer("gqa_attention", [rng.normal(size=(5, 8)), *(rng.normal(size=(8, 8)) for _ in range(4)), 2, 2], {})
+    assert ran == ["gqa_attention"]                      # an honest call of this size: answered
+    for heads in (np.array(10**9), np.array(10**9, dtype=np.uint64)):
+        with pytest.raises(NotSpecified):
+            answer("gqa_attention", [*empty, heads, np.array(1)], {})
+    assert ran == ["gqa_attention"]
