@@ -87,8 +87,9 @@ def _extent(value: Any) -> tuple[int, int, int]:
     """The longest axis, most dimensions and largest integer in plain data. A stand-in's call gets at most twice
     the test's axis, one dimension more (heads stacked), its integers or twice its axis: the reference, run here
     on the student's arguments (n_heads = 10**9 with d_head 0, 20,000 tokens), costs what the test's calls do."""
-    if type(value) is np.ndarray:
-        return max(value.shape, default=0), value.ndim, 0
+    if type(value) is np.ndarray:        # a 0-d integer array is an integer to the reference (reshape, repeat, //)
+        integer = abs(int(value)) if value.ndim == 0 and value.dtype.kind in "iu" else 0
+        return max(value.shape, default=0), value.ndim, integer
     if type(value) is int:
         return 0, 0, abs(value)
     items = value.values() if type(value) is dict else value if type(value) in (list, tuple) else ()
