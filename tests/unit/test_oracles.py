@@ -225,3 +225,24 @@ def test_a_hidden_stand_in_s_integer_bound_counts_a_0_d_integer_array():
         with pytest.raises(NotSpecified):
             answer("gqa_attention", [*empty, heads, np.array(1)], {})
     assert ran == ["gqa_attention"]
+
+
+def test_a_hidden_stand_in_answers_heads_stacked_with_a_batch_axis(course):
+    """An honest attention written PyTorch's way, u[None] and the heads stacked: scores (1, n_heads, n, n), a
+    softmax call of four dimensions where the test's arrays have two. The bounds refused every such call ("a
+    dimension more than one over its arrays'"), and the student lost each hidden wiring test of attention: 12 of
+    25 points for a right attention (red team 18b; the public tests, which fall back on the student's own
+    output, passed). The call costs what the reference's own softmax calls of this test do, together."""
+    from grader.feedback.standins import Wiring
+    from grader.grading.plugin import load_reference
+
+    wiring = Wiring(course.functions, load_reference(course), None)
+    rng = np.random.default_rng(18)
+    for n, d, heads in ((6, 8, 2), (12, 40, 8)):
+        u, weights = rng.normal(size=(n, d)), [rng.normal(size=(d, d)) for _ in range(4)]
+        _, answer, _ = wiring.stand_ins(f"tests/the-block/hidden/test_x.py::test_{n}", False, "attention",
+                                        [u, *weights, heads], {})
+        scores = rng.normal(size=(1, heads, n, n))
+        got = answer("softmax", [scores], {"axis": -1})
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        assert np.allclose(got, e / e.sum(axis=-1, keepdims=True))
