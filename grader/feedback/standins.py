@@ -84,16 +84,37 @@ def _never(name: str) -> NotSpecified:
 
 
 def _extent(value: Any) -> tuple[int, int, int]:
-    """The longest axis, most dimensions and largest integer in plain data. A stand-in's call gets at most twice
-    the test's axis, one dimension more (heads stacked), its integers or twice its axis: the reference, run here
-    on the student's arguments (n_heads = 10**9 with d_head 0, 20,000 tokens), costs what the test's calls do."""
-    if type(value) is np.ndarray:        # a 0-d integer array is an integer to the reference (reshape, repeat, //)
-        integer = abs(int(value)) if value.ndim == 0 and value.dtype.kind in "iu" else 0
-        return max(value.shape, default=0), value.ndim, integer
-    if type(value) is int:
-        return 0, 0, abs(value)
-    items = value.values() if type(value) is dict else value if type(value) in (list, tuple) else ()
-    return tuple(max(parts, default=0) for parts in zip((0, 0, 0), *map(_extent, items)))
+    """The longest axis, largest integer and broadcast volume of plain data. A stand-in's call gets at most twice
+    the test's axis, its integers or twice its axis, and four times the volume of the test's arrays or of the
+    reference's own calls in this test, together: the reference, run here on the student's arguments (n_heads =
+    10**9 with d_head 0, 20,000 tokens, arrays that broadcast to (2n)**4), costs what the test's calls do, while
+    heads stacked any way (scores (1, n_heads, n, n)) cost what the reference's softmax calls of the heads do."""
+    axis, integer, shapes = 0, 0, []
+
+    def walk(item: Any) -> None:
+        nonlocal axis, integer
+        if type(item) is np.ndarray:     # a 0-d integer array is an integer to the reference (reshape, repeat, //)
+            axis = max(axis, *item.shape, 0)
+            shapes.append(item.shape)
+            if item.ndim == 0 and item.dtype.kind in "iu":
+                integer = max(integer, abs(int(item)))
+        elif type(item) is int:
+            integer = max(integer, abs(item))
+        elif type(item) in (list, tuple, dict):
+            for part in (item.values() if type(item) is dict else item):
+                walk(part)
+
+    walk(value)
+    return axis, integer, _volume(shapes)
+
+
+def _volume(shapes: Sequence[tuple[int, ...]]) -> int:
+    """How many entries arrays of these shapes broadcast to (their axes aligned on the right, numpy's rule, the
+    longest of each): what an elementwise reference makes of them, and a matmul's batches times its rows and columns."""
+    volume = 1 if shapes else 0
+    for i in range(1, max(map(len, shapes), default=0) + 1):
+        volume *= max(shape[-i] if len(shape) >= i else 1 for shape in shapes)
+    return volume
 
 
 def _plain_data(value: Any) -> bool:
@@ -167,8 +188,9 @@ class Wiring:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
             key = (test, call_key(function, args, kwargs))
             known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
-            axis, ndim, integer = _extent([args, kwargs])
-            bounds = (2 * max(axis, 1), ndim + 1, max(2 * axis, integer))
+            axis, integer, volume = _extent([args, kwargs])
+            volume = max(volume, sum(_extent(call["bound"])[2] for call in known), 1)
+            bounds = (2 * max(axis, 1), max(2 * axis, integer), 4 * volume)
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
             if name not in replaced:                     # the name is the worker's word (a stand-in's own

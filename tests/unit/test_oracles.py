@@ -178,9 +178,9 @@ def test_a_hidden_stand_in_is_never_computed_on_inputs_far_larger_than_the_tests
     u, weights = rng.normal(size=(6, 8)), [rng.normal(size=(8, 8)) for _ in range(4)]
     _, answer, _ = wiring.stand_ins("tests/the-block/hidden/test_x.py::test_a", False, "attention", [u, *weights, 2], {})
     ran.clear()                                          # (the reference's own run, recorded once)
-    answer("softmax", [rng.normal(size=(2, 12, 12))], {})           # the heads stacked, a wrong size: answered
+    answer("softmax", [rng.normal(size=(2, 8, 8))], {})             # the heads stacked, a wrong size: answered
     assert ran == ["softmax"]
-    for args in ([rng.normal(size=(6, 200))], [rng.normal(size=(2, 2, 2, 2))]):
+    for args in ([rng.normal(size=(6, 200))], [rng.normal(size=(12, 12, 12, 12))]):     # an axis, the volume
         with pytest.raises(NotSpecified):
             answer("softmax", args, {})
     assert ran == ["softmax"]
