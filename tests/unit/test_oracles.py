@@ -275,3 +275,28 @@ def test_a_public_wiring_test_never_fails_a_right_function_for_its_calls_only(tm
     status, out = grade("check", "-a", "the-modern-block", "--path", folder, "--json", tmp_path / "me.json", "swiglu")
     problems = {p["name"]: p for p in json.loads((tmp_path / "me.json").read_text())["problems"]}
     assert problems["swiglu"]["score"] == problems["swiglu"]["max_score"], out
+
+
+ROW_BY_ROW_MLP = '''
+
+def mlp(u, W_1, W_2):
+    return np.stack([gelu(row) for row in u @ W_1]) @ W_2      # token by token: right, not the reference's calls
+'''
+
+
+def test_a_public_wiring_test_never_fails_a_right_mlp_for_its_gelu_calls_only(tmp_path):
+    """The same in the-block: a right mlp calling gelu a token at a time lost 1.5 of block's public points
+    ("look at what your code passes to gelu()") before its tests judged it on its own output."""
+    import json
+    import shutil
+
+    from conftest import PROJECT, grade
+
+    folder = tmp_path / "rows"
+    shutil.copytree(PROJECT / "solutions" / "the-block", folder)
+    (folder / "mistakes.py").unlink()
+    with (folder / "block.py").open("a") as f:
+        f.write("\nimport numpy as np\n" + ROW_BY_ROW_MLP)
+    status, out = grade("check", "-a", "the-block", "--path", folder, "--json", tmp_path / "me.json", "block")
+    problems = {p["name"]: p for p in json.loads((tmp_path / "me.json").read_text())["problems"]}
+    assert problems["block"]["score"] == problems["block"]["max_score"], out

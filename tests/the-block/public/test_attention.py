@@ -111,17 +111,23 @@ def right_with_one_head(student, *args):
     return diagnose
 
 
-def attention_of(student, *args, **kwargs):
-    """The student's attention with their softmax stood in for. The stand-in knows only the calls a correct
-    attention (or a catalogued wrong one) makes on these inputs; an attention that passes softmax anything
-    else (a mask of -1e9 or np.finfo(dtype).min, softmax(scores, axis=1): right, only not recorded) is
-    judged on its own output instead, as if it computed its softmax itself: never a failure for a call only."""
+def wired_or_own(student, function, *args, **kwargs):
+    """The student's ``function`` with their other functions stood in for. The stand-ins know only the calls a
+    correct function (or a catalogued wrong one) makes on these inputs; one that passes them anything else (a
+    mask of -1e9 or np.finfo(dtype).min, softmax(scores, axis=1), gelu a row at a time: right, only not
+    recorded) is judged on its own output instead, as if it computed those parts itself: never a failure for a
+    call only."""
     try:
-        return student.wired("attention", *args, **kwargs)
+        return student.wired(function, *args, **kwargs)
     except StudentError as err:
         if err.kind != "not_specified":
             raise
-    return student.attention(*args, **kwargs)
+    return getattr(student, function)(*args, **kwargs)
+
+
+def attention_of(student, *args, **kwargs):
+    """The student's attention with their softmax stood in for (see :func:`wired_or_own`)."""
+    return wired_or_own(student, "attention", *args, **kwargs)
 
 
 def float_array(got, shape, what):

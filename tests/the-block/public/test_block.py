@@ -3,7 +3,8 @@ use_attention=True): h = x + attention(layernorm(x, gamma_1, beta_1), ...), y = 
 
 These tests grade the wiring: your block runs with your layernorm, attention and mlp (and your mlp with
 your gelu) replaced by correct ones, so a mistake inside those costs points in their own problems, never
-here, and these tests check only the lines of block and mlp themselves. The stand-ins answer the calls the
+here, and these tests check only the lines of block and mlp themselves (an mlp that calls gelu on other
+inputs than the specified wiring's, a row at a time say, is judged on its own output). The stand-ins answer the calls the
 specified wiring makes (recorded from a correct solution in wiring.json); a call
 on any other input is a mistake of the wiring, named as such. A block that computes its parts itself is
 judged on its own output. block leaves x and params unchanged, and float32 input gives float32 output.
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 from grader.feedback.compare import Mismatch, assert_array, assert_close, assert_close_own
-from public.test_attention import WK6, WO6, WQ6, WV6, float_array, judgeable, pattern
+from public.test_attention import WK6, WO6, WQ6, WV6, float_array, judgeable, pattern, wired_or_own
 from public.toy import PARAMS, X
 
 # The toy's weights with gamma and beta given (ones and zeros): a block may pass the defaults on either way.
@@ -74,7 +75,7 @@ def test_mlp_small_example(student, mistakes):
                     [0.1, 0.9, -0.8]])
     expected = [[0.9478736877, 1.678829899, -1.690222238],
                 [1.260976516, 0.50241794, -0.5803193852]]
-    got = student.wired("mlp", u, w_1, w_2)
+    got = wired_or_own(student, "mlp", u, w_1, w_2)
     assert_close(got, expected,
                   what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)",
                   diagnose=mistakes.mlp(u, w_1, w_2))
@@ -181,7 +182,7 @@ def test_mlp_float32_in_float32_out(student):
     u = np.array([[0.4, -1.1, 0.9, 0.2]])
     what = "your mlp of a float32 1×4 input with float32 W_1 (4×8) and W_2 (8×4), against float64"
     u32 = u.astype(np.float32)
-    got = student.wired("mlp", u32, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
+    got = wired_or_own(student, "mlp", u32, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
     judgeable(got, u32, what)
     got = assert_array(got, u.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, student.wired("mlp", u, WEIGHTS["W_1"], WEIGHTS["W_2"]), rtol=1e-4, what=what)
+    assert_close_own(got, wired_or_own(student, "mlp", u, WEIGHTS["W_1"], WEIGHTS["W_2"]), rtol=1e-4, what=what)

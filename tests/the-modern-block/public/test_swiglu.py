@@ -2,11 +2,13 @@
 8 d // 3) and swiglu(u, W_1, W_3, W_2) = (silu(u @ W_1) * (u @ W_3)) @ W_2.
 
 The swiglu tests grade its own line: your swiglu runs with your silu replaced by a correct one (a SiLU mistake
-costs points in the silu tests only). Expected numbers: computed once from a correct solution, 10 significant digits.
+costs points in the silu tests only); a swiglu that calls silu on other inputs than the specified wiring's (a
+row at a time, transposed) is judged on its own output. Expected numbers: computed once from a correct solution, 10 significant digits.
 """
 import numpy as np
 import pytest
 
+from grader.errors import StudentError
 from grader.feedback.compare import assert_close, assert_close_own, assert_equal
 from public.toy import D_FF, W_1, W_2, W_3, X
 
@@ -16,6 +18,17 @@ U = np.array([[0.4, -1.1, 0.9], [1.5, 0.2, -0.7]])
 A_1 = np.array([[0.3, -0.8, 0.5, 1.1], [-0.6, 0.2, 0.9, -0.4], [0.7, 0.4, -0.3, 0.2]])
 A_3 = np.array([[-0.5, 0.6, 0.1, 0.8], [0.9, -0.3, 0.4, 0.2], [0.2, 0.7, -1.0, 0.6]])
 A_2 = np.array([[0.4, -0.2, 0.6], [-0.7, 0.5, 0.1], [0.3, 0.8, -0.5], [0.6, -0.1, 0.9]])
+
+
+def wired_or_own(student, function, *args):
+    """The student's ``function`` with their silu stood in for; one that passes silu other inputs than the
+    recorded calls' (right, only not recorded) is judged on its own output instead: never a failure for a call only."""
+    try:
+        return student.wired(function, *args)
+    except StudentError as err:
+        if err.kind != "not_specified":
+            raise
+    return getattr(student, function)(*args)
 
 
 @pytest.mark.points(2)
@@ -59,7 +72,7 @@ def test_swiglu_width_2048_rounds_to_the_nearest(student, mistakes):
 def test_swiglu_small_example(student, mistakes):
     """swiglu of a 2×3 input through a hidden layer of 4: the gate silu(u @ W_1) times the value u @ W_3, then
     @ W_2."""
-    got = student.wired("swiglu", U, A_1, A_3, A_2)
+    got = wired_or_own(student, "swiglu", U, A_1, A_3, A_2)
     assert_close(got, [[0.01963356747, 0.4130493527, -0.4204455391],
                        [0.8971745423, 0.4892937527, 0.4716147738]],
                  what="swiglu of a 2×3 input with W_1, W_3 3×4 and W_2 4×3 ((silu(u @ W_1) * (u @ W_3)) @ W_2)",
@@ -70,7 +83,7 @@ def test_swiglu_small_example(student, mistakes):
 @pytest.mark.points(1)
 def test_swiglu_course_hidden_layer_of_21(student, mistakes):
     """The course's SwiGLU: (5, 8) in, a hidden layer of (5, 21), (5, 8) out, with the script's W_1, W_3, W_2."""
-    got = student.wired("swiglu", X, W_1, W_3, W_2)
+    got = wired_or_own(student, "swiglu", X, W_1, W_3, W_2)
     assert_close(got, [[0.3837187677, 0.2552751105, -0.348055288, 0.04442675563, 0.05411919554, 0.05191121105,
                         0.04992797869, -0.07432773668],
                        [0.013378799, 0.02277770221, 0.01932838864, -0.006768059069, 0.005444830119, -0.0292750474,
@@ -91,5 +104,5 @@ def test_swiglu_course_hidden_layer_of_21(student, mistakes):
 def test_swiglu_is_linear_in_w_2(student):
     """Doubling W_2 doubles the output, on your own outputs: W_2 is the last product, nothing after it."""
     what = "your swiglu with 2 * W_2 against 2 × your swiglu with W_2 (W_2 is applied last)"
-    assert_close_own(student.wired("swiglu", U, A_1, A_3, 2 * A_2),
-                     2 * np.asarray(student.wired("swiglu", U, A_1, A_3, A_2), dtype=float), what=what)
+    assert_close_own(wired_or_own(student, "swiglu", U, A_1, A_3, 2 * A_2),
+                     2 * np.asarray(wired_or_own(student, "swiglu", U, A_1, A_3, A_2), dtype=float), what=what)
