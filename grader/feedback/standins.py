@@ -13,7 +13,7 @@ Where the values come from:
 - hidden tests: the reference functions, on whatever the student's function passes them, but for a function whose
   reference computes the function under test (the block's, for an attention: a block called with
   ``gamma_1 = 0, beta_1 = u`` and ``W_1 = W_2 = 0`` is the reference's attention of u), which is refused, and for
-  inputs far larger than the test's (:func:`_extent`), which the grader would compute in its own process;
+  inputs far larger than the test's (:mod:`grader.feedback.callsize`), which the grader would compute itself;
 - public tests: the reference's own calls on the test's inputs, and those of the catalogue's variants of
   the function under test (its known wiring mistakes, so that a post-LN block still computes what the
   post-LN variant does, and is named), recorded by ``grade precompute`` in ``feedback.wiring_data`` (a
@@ -43,6 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from grader.errors import GradeError
+from grader.feedback import callsize
 from grader.feedback.compare import same_array
 from grader.feedback.outputs import call_key
 from grader.sandbox.child.protocol import WireError, bind, encode as wire_encode, framed, sealed, sealed_keys
@@ -83,40 +84,6 @@ def _never(name: str) -> NotSpecified:
                         f"your code passes to {name}()")
 
 
-def _extent(value: Any) -> tuple[int, int, int]:
-    """The longest axis, largest integer and broadcast volume of plain data. A stand-in's call gets at most twice
-    the test's axis, its integers or twice its axis, and four times the volume of the test's arrays or of the
-    reference's own calls in this test, together: the reference, run here on the student's arguments (n_heads =
-    10**9 with d_head 0, 20,000 tokens, arrays that broadcast to (2n)**4), costs what the test's calls do, while
-    heads stacked any way (scores (1, n_heads, n, n)) cost what the reference's softmax calls of the heads do."""
-    axis, integer, shapes = 0, 0, []
-
-    def walk(item: Any) -> None:
-        nonlocal axis, integer
-        if type(item) is np.ndarray:     # a 0-d integer array is an integer to the reference (reshape, repeat, //)
-            axis = max(axis, *item.shape, 0)
-            shapes.append(item.shape)
-            if item.ndim == 0 and item.dtype.kind in "iu":
-                integer = max(integer, abs(int(item)))
-        elif type(item) is int:
-            integer = max(integer, abs(item))
-        elif type(item) in (list, tuple, dict):
-            for part in (item.values() if type(item) is dict else item):
-                walk(part)
-
-    walk(value)
-    return axis, integer, _volume(shapes)
-
-
-def _volume(shapes: Sequence[tuple[int, ...]]) -> int:
-    """How many entries arrays of these shapes broadcast to (their axes aligned on the right, numpy's rule, the
-    longest of each): what an elementwise reference makes of them, and a matmul's batches times its rows and columns."""
-    volume = 1 if shapes else 0
-    for i in range(1, max(map(len, shapes), default=0) + 1):
-        volume *= max(shape[-i] if len(shape) >= i else 1 for shape in shapes)
-    return volume
-
-
 def _plain_data(value: Any) -> bool:
     """JSON can carry it (a signature whose default is a function or a numpy scalar cannot travel)."""
     try:
@@ -147,6 +114,7 @@ class Wiring:
         self.stored = stored or {"signatures": {}, "tests": {}}
         self._cache: dict[tuple, list[dict]] = {}
         self._sealed: dict[tuple, dict] = {}
+        self._bounds: dict[tuple, tuple] = {}
         self._signatures_cache: dict = {}
         self._salt = secrets.token_bytes(16)
 
@@ -182,15 +150,15 @@ class Wiring:
                 # candidate calls and keep the wiring whose calls have answers, where a round trip answers
                 # every wiring alike.
                 self._sealed[key] = self.sealed_answers(own, {n: signatures[n] for n in replaced if n in signatures})
-            known, live, bounds = self._cache[key], None, ()
+            known, live, most = self._cache[key], None, ()
         else:
             if self.reference is None:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
             key = (test, call_key(function, args, kwargs))
             known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
-            axis, integer, volume = _extent([args, kwargs])
-            volume = max(volume, sum(_extent(call["bound"])[2] for call in known), 1)
-            bounds = (2 * max(axis, 1), max(2 * axis, integer), 4 * volume)
+            if key not in self._bounds:                  # (the same for every student)
+                self._bounds[key] = callsize.bounds([args, kwargs], known)
+            most = self._bounds[key]
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
             if name not in replaced:                     # the name is the worker's word (a stand-in's own
@@ -200,7 +168,7 @@ class Wiring:
             for call in known:
                 if call["function"] == name and bound is not None and same(bound, call["bound"]):
                     return copy.deepcopy(call["value"])
-            if live is None or any(got > most for got, most in zip(_extent([args, kwargs]), bounds)):
+            if live is None or not callsize.within([args, kwargs], most):
                 raise _never(name)
             try:
                 value, calls = record(live, reference_modules(live), name, args, kwargs, self.functions)

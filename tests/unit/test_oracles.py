@@ -196,7 +196,7 @@ def test_a_hidden_stand_in_is_never_computed_on_inputs_far_larger_than_the_tests
 
 def test_a_hidden_stand_in_s_integer_bound_counts_a_0_d_integer_array():
     """A 0-d integer array is an integer to the reference (``reshape``, ``repeat`` and ``//`` take it as one), but
-    ``_extent`` counted only Python ints: ``n_heads = np.array(20_000_000)`` with d_head 0 passed the bounds of a
+    ``callsize.extent`` counted only Python ints: ``n_heads = np.array(20_000_000)`` with d_head 0 passed the bounds of a
     5-token swiglu test, and the grader computed a gqa_attention of scores 2*10**7 x n x n in its own process,
     17 s and 2 GB a call, up to 256 stand-in calls a call (red team 18b). Refused, and the reference never runs."""
     from types import SimpleNamespace
