@@ -1,4 +1,5 @@
-"""How large a hidden test's stand-in call may be. The grader answers it by running the reference, in its own
+"""What a hidden test's stand-in call the grader computes: never one whose reference can call the function under
+test (:func:`reaches`), and none far larger than the test's own. The grader answers it by running the reference, in its own
 process, on whatever the student's function passed: a call far larger than the test's own (n_heads = 10**9 with
 d_head 0, 20,000 tokens, arrays that broadcast to (2n)**4) would take the grader's memory and time, the other
 graders' machine, and turn the student's fault into the grader's.
@@ -9,7 +10,9 @@ shape (1, n_heads, n, n)) cost what the reference's softmax calls of the heads d
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import sys
+import types
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -55,3 +58,34 @@ def bounds(call: Any, known: Sequence[dict]) -> tuple[int, int, int]:
 def within(call: Any, most: tuple[int, int, int]) -> bool:
     """Whether a stand-in's call (its arguments, as plain data) is within ``most`` (:func:`bounds`)."""
     return all(got <= limit for got, limit in zip(extent(call), most))
+
+
+def reaches(start: Callable, target: Callable, name: str, modules: Sequence[Any]) -> bool:
+    """Whether the trusted function ``start`` can call ``target`` (the course function ``name``): its code, or
+    that of a function of ``modules`` it names (helpers, nested functions included), names ``target`` or
+    ``name``. An over-approximation, read from the code once: a right function never calls a function that
+    calls it back, so refusing such a stand-in refuses only an oracle (an attention asking the block's
+    stand-in, use_attention or not, for its own value)."""
+    own = {id(m) for m in modules}
+    seen, todo = set(), [start]
+    while todo:
+        function = todo.pop()
+        if id(function) in seen:
+            continue
+        seen.add(id(function))
+        codes, names = [getattr(function, "__code__", None)], set()
+        while codes:
+            code = codes.pop()
+            if isinstance(code, types.CodeType):
+                names.update(code.co_names)
+                codes.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
+        if name in names:
+            return True
+        scope = getattr(function, "__globals__", {})
+        for found in [scope.get(n) for n in names] + [getattr(scope.get(n), m, None) for n in names for m in names
+                                                      if isinstance(scope.get(n), types.ModuleType)]:
+            if found is target:
+                return True
+            if isinstance(found, types.FunctionType) and id(sys.modules.get(found.__module__)) in own:
+                todo.append(found)
+    return False
