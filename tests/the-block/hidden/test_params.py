@@ -83,7 +83,11 @@ def test_llama_default_d_ff_uses_python_round(student, reference, mistakes):
 @pytest.mark.property
 @pytest.mark.points(1)
 def test_an_unknown_style_raises_value_error(student):
-    """count_params(..., style="gpt3") raises ValueError: only "gpt2" and "llama" are known."""
+    """count_params(..., style="gpt3") raises ValueError: only "gpt2" and "llama" are known (and a known style
+    raises nothing: a count_params that raises ValueError whatever it is given earns nothing here)."""
+    known = student.count_params(768, 12)
+    assert_equal(type(known) is dict, True, what="count_params(768, 12) before an unknown style (a known style "
+                                                 "gives a dict of counts, so that raising for an unknown one counts)")
     assert_raises(lambda: student.count_params(768, 12, style="gpt3"), ValueError,
                   what="count_params(768, 12, style=\"gpt3\") (an unknown style raises ValueError)")
 
