@@ -197,7 +197,7 @@ class InFlight:
                                   f"{what} (the machine's out-of-memory killer?)")
             error = _death(head.function, code, payload, head.module, seconds)
             if head.module:
-                self._imported += seconds
+                self._imported += max(seconds, (now - start) / WALL_FACTOR)
                 self.import_failed[head.module] = error
             if not mine:
                 raise _Lost
@@ -206,9 +206,9 @@ class InFlight:
         seconds = meter.charge(payload, now, start, mark)
         output = self.process.output(payload.get("log"))
         self._last = now
-        if head.module:
-            self._imported += seconds
-            return
+        if head.module:                                  # its CPU time, or a share of its wall time: an
+            self._imported += max(seconds, (now - start) / WALL_FACTOR)   # import that sleeps, in every restarted
+            return                                       # worker, must use the budget up too (red team 18c)
         self.answers[head.ticket] = (payload, seconds, limit, output)
         self.busy += seconds
         if seconds > SLOW_CALL * self.limits.call_timeout and any(not one.module for one in self.sent):
