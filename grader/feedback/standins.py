@@ -131,12 +131,13 @@ class Wiring:
         return cls(course.functions, reference, stored)
 
     def stand_ins(self, test: str, public: bool, function: str, args: Sequence[Any],
-                  kwargs: Mapping[str, Any]) -> tuple[dict[str, str], Callable, dict]:
+                  kwargs: Mapping[str, Any], live: bool = False) -> tuple[dict[str, str], Callable, dict]:
         """For the test ``test`` calling the student's ``function(*args, **kwargs)``: the functions to stand
         in for (every other course function), ``answer(name, args, kwargs)``, their values (the calls
         the reference makes on these inputs first: a correct function costs no reference run), and, in a
         public test, those known calls' values sealed for the worker (see :meth:`sealed_answers`; None in a
-        hidden test)."""
+        hidden test). ``live``: a public test's call that none of those matches gets the reference's value, as in
+        a hidden test, where the reference is here (not in a student's release)."""
         replaced = {name: module for name, module in self.functions.items() if name != function}
         if public:
             key = (test, function)
@@ -151,7 +152,11 @@ class Wiring:
                 # candidate calls and keep the wiring whose calls have answers, where a round trip answers
                 # every wiring alike.
                 self._sealed[key] = self.sealed_answers(own, {n: signatures[n] for n in replaced if n in signatures})
-            known, live, most = self._cache[key], None, ()
+            known = self._cache[key]
+            live = self.reference if live else None
+            if live is not None and key not in self._bounds:
+                self._bounds[key] = callsize.bounds([args, kwargs], known)
+            most = self._bounds.get(key, ())
         else:
             if self.reference is None:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")

@@ -112,17 +112,12 @@ def right_with_one_head(student, *args):
 
 
 def wired_or_own(student, function, *args, **kwargs):
-    """The student's ``function`` with their other functions stood in for. The stand-ins know only the calls a
-    correct function (or a catalogued wrong one) makes on these inputs; one that passes them anything else (a
-    mask of -1e9 or np.finfo(dtype).min, softmax(scores, axis=1), gelu a row at a time: right, only not
-    recorded) is judged on its own output instead, as if it computed those parts itself: never a failure for a
-    call only."""
-    try:
-        return student.wired(function, *args, **kwargs)
-    except StudentError as err:
-        if err.kind != "not_specified":
-            raise
-    return getattr(student, function)(*args, **kwargs)
+    """The student's ``function`` with their other functions stood in for. The stand-ins know the calls a correct
+    function (or a catalogued wrong one) makes on these inputs; one that passes them anything else (a mask of
+    -1e9 or np.finfo(dtype).min, softmax(scores, axis=1), gelu a row at a time: right, only not recorded) gets
+    the reference's value at grading, and is judged on its own output in your grade check: never a failure for
+    a call only."""
+    return student.wired_or_own(function, *args, **kwargs)
 
 
 def attention_of(student, *args, **kwargs):

@@ -4,7 +4,8 @@ use_attention=True): h = x + attention(layernorm(x, gamma_1, beta_1), ...), y = 
 These tests grade the wiring: your block runs with your layernorm, attention and mlp (and your mlp with
 your gelu) replaced by correct ones, so a mistake inside those costs points in their own problems, never
 here, and these tests check only the lines of block and mlp themselves (an mlp that calls gelu on other
-inputs than the specified wiring's, a row at a time say, is judged on its own output). The stand-ins answer the calls the
+inputs than the recorded ones, a row at a time say, gets a correct gelu's values at grading, and is judged
+on its own output in grade check). The stand-ins answer the calls the
 specified wiring makes (recorded from a correct solution in wiring.json); a call
 on any other input is a mistake of the wiring, named as such. A block that computes its parts itself is
 judged on its own output. block leaves x and params unchanged, and float32 input gives float32 output.

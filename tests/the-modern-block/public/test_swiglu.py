@@ -2,13 +2,12 @@
 8 d // 3) and swiglu(u, W_1, W_3, W_2) = (silu(u @ W_1) * (u @ W_3)) @ W_2.
 
 The swiglu tests grade its own line: your swiglu runs with your silu replaced by a correct one (a SiLU mistake
-costs points in the silu tests only); a swiglu that calls silu on other inputs than the specified wiring's (a
-row at a time, transposed) is judged on its own output. Expected numbers: computed once from a correct solution, 10 significant digits.
+costs points in the silu tests only); a swiglu that calls silu on other inputs than the recorded ones (a row
+at a time, transposed) gets a correct silu's values at grading, and is judged on its own output in grade check. Expected numbers: computed once from a correct solution, 10 significant digits.
 """
 import numpy as np
 import pytest
 
-from grader.errors import StudentError
 from grader.feedback.compare import assert_close, assert_close_own, assert_equal
 from public.toy import D_FF, W_1, W_2, W_3, X
 
@@ -21,14 +20,10 @@ A_2 = np.array([[0.4, -0.2, 0.6], [-0.7, 0.5, 0.1], [0.3, 0.8, -0.5], [0.6, -0.1
 
 
 def wired_or_own(student, function, *args):
-    """The student's ``function`` with their silu stood in for; one that passes silu other inputs than the
-    recorded calls' (right, only not recorded) is judged on its own output instead: never a failure for a call only."""
-    try:
-        return student.wired(function, *args)
-    except StudentError as err:
-        if err.kind != "not_specified":
-            raise
-    return getattr(student, function)(*args)
+    """The student's ``function`` with their silu stood in for; a call of silu on other inputs than the recorded
+    calls' (right, only not recorded) gets the reference's value at grading, and the function is judged on its
+    own output in your grade check: never a failure for a call only."""
+    return student.wired_or_own(function, *args)
 
 
 @pytest.mark.points(2)
