@@ -61,6 +61,8 @@ class InProcess:
         kinds["variants"] += variants
         return value
 
+    wired_or_own = wired                                 # (the reference's calls are the recorded ones)
+
     def __getattr__(self, name: str):
         function = getattr(self._functions, name)
         return lambda *args, **kwargs: function(*copy.deepcopy(args), **copy.deepcopy(kwargs))

@@ -67,7 +67,7 @@ def reference():
 @pytest.fixture(scope="session")
 def student(reference):
     functions = _load(Path(os.environ["SUBMISSION"]), "student_")
-    functions.wired = lambda name, *args, **kwargs: getattr(functions, name)(*args, **kwargs)
+    functions.wired = functions.wired_or_own = lambda name, *args, **kwargs: getattr(functions, name)(*args, **kwargs)
 
     def call_with_inputs(name, *args, **kwargs):                 # copies, as the worker's are
         args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
