@@ -68,3 +68,17 @@ def test_a_component_broken_on_purpose_never_raises_the_total_through_the_public
     total = {p.stem: json.loads(p.read_text())["score"] for p in (tmp_path / "out").glob("*.json")}
     assert total["mlp_sabotage"] <= total["mlp_honest"] < 100
     assert total["att_sabotage"] <= total["att_honest"] < 100
+
+
+def test_a_gqa_that_always_raises_value_error_earns_nothing_in_grade_check(tmp_path):
+    """The same pattern in the modern block's public suite: `test_gqa_n_kv_heads_must_divide_n_heads` gave 0.5 to
+    a gqa_attention whose whole body is `raise ValueError` (the divisibility rule now counts only when a valid
+    call returns an array)."""
+    folder = tmp_path / "raises"
+    shutil.copytree(PROJECT / "solutions" / "the-modern-block", folder)
+    (folder / "mistakes.py").unlink()
+    source = (folder / "gqa.py").read_text()
+    (folder / "gqa.py").write_text(source.replace("    n, d = u.shape\n", "    raise ValueError('never')\n", 1))
+    code, output = grade("check", "-a", "the-modern-block", "--path", folder, "--json", tmp_path / "me.json", "gqa")
+    problems = {p["name"]: p for p in json.loads((tmp_path / "me.json").read_text())["problems"]}
+    assert problems["gqa"]["score"] == 0, output

@@ -86,7 +86,10 @@ def test_gqa_without_the_causal_mask(student, mistakes):
 @pytest.mark.property
 @pytest.mark.points(0.5)
 def test_gqa_n_kv_heads_must_divide_n_heads(student):
-    """4 query heads cannot be shared out among 3 K/V heads: ValueError."""
+    """4 query heads cannot be shared out among 3 K/V heads: ValueError (counted when 2 K/V heads raise nothing:
+    a gqa_attention that always raises earns nothing here)."""
+    assert_array(student.gqa_attention(U6, G["W_q"], G["W_k"], G["W_v"], G["W_o"], 4, 2), (6, 8),
+                 what="gqa_attention with n_heads = 4 and n_kv_heads = 2, before 3 K/V heads (2 divides 4)")
     w = pattern(8, 6, 7)
     assert_raises(lambda: student.gqa_attention(U6, G["W_q"], w, w, G["W_o"], 4, 3), ValueError,
                   what="gqa_attention with n_heads = 4 and n_kv_heads = 3 (3 does not divide 4)")
