@@ -352,7 +352,11 @@ class _ZygoteKiller(threading.Thread):
 
     def run(self) -> None:
         while not self.done.is_set() and self.kills < self.times:
-            for log in self.work.glob("grade-logs-*/*.log"):
+            try:                                         # (a killed zygote's log folder goes while it is listed)
+                logs = list(self.work.glob("grade-logs-*/*.log"))
+            except OSError:
+                logs = []
+            for log in logs:
                 try:
                     if log in self._seen or b"CALL-RUNNING" not in log.read_bytes():
                         continue
