@@ -152,19 +152,18 @@ class Wiring:
                 # candidate calls and keep the wiring whose calls have answers, where a round trip answers
                 # every wiring alike.
                 self._sealed[key] = self.sealed_answers(own, {n: signatures[n] for n in replaced if n in signatures})
-            known = self._cache[key]
-            live = self.reference if live else None
-            if live is not None and key not in self._bounds:
-                self._bounds[key] = callsize.bounds([args, kwargs], known)
-            most = self._bounds.get(key, ())
+            known, live = self._cache[key], self.reference if live else None
         else:
             if self.reference is None:
                 raise GradeError("the hidden tests' stand-ins need the reference solutions")
             key = (test, call_key(function, args, kwargs))
             known, signatures, live = self._recorded(key, function, args, kwargs), self._signatures(), self.reference
-            if key not in self._bounds:                  # (the same for every student)
-                self._bounds[key] = callsize.bounds([args, kwargs], known)
-            most = self._bounds[key]
+        most = ()
+        if live is not None:                             # bounds of this very call (the same for every student)
+            call = (test, call_key(function, args, kwargs)) if public else key
+            if call not in self._bounds:
+                self._bounds[call] = callsize.bounds([args, kwargs], known)
+            most = self._bounds[call]
 
         def answer(name: str, args: list, kwargs: dict) -> Any:
             if name not in replaced:                     # the name is the worker's word (a stand-in's own

@@ -300,3 +300,18 @@ def test_a_public_wiring_test_never_fails_a_right_mlp_for_its_gelu_calls_only(tm
     status, out = grade("check", "-a", "the-block", "--path", folder, "--json", tmp_path / "me.json", "block")
     problems = {p["name"]: p for p in json.loads((tmp_path / "me.json").read_text())["problems"]}
     assert problems["block"]["score"] == problems["block"]["max_score"], out
+
+
+def test_a_public_calls_bounds_are_its_own_not_the_tests_first_calls(course):
+    """A public test may call its function twice on inputs of different sizes; a refused stand-in call answered
+    from the reference (autograde, `live`) is bounded by the call it is in, not by the test's first call."""
+    from grader.feedback.standins import Wiring
+    from grader.grading.plugin import load_reference
+
+    wiring = Wiring(course.functions, load_reference(course), None)
+    rng = np.random.default_rng(18)
+    test = "tests/the-block/public/test_x.py::test_two_sizes"
+    for n in (2, 30):                                    # the second call over twice the first one's longest axis (8)
+        u = rng.normal(size=(n, 8))
+        _, answer, _ = wiring.stand_ins(test, True, "attention", [u, *[np.eye(8)] * 4, 2], {}, live=True)
+        answer("softmax", [rng.normal(size=(n, n))], {})
