@@ -261,12 +261,12 @@ class GradingPlugin:
         started = time.monotonic()
         self._verdicts, self._feedback, self._figures = {}, {}, {}
         error, fault = "", False
+        nodeids = [item.nodeid for item, *_ in items]    # (pytest makes the string anew each time it is read)
         try:
             with self._worker(job) as worker:
                 self._student = Student(worker, self.course.functions, self.course.limits, self._plan,
                                         self._wiring())
-                for i, (item, problem, _, visibility) in enumerate(items):
-                    nodeid = item.nodeid                 # (pytest makes the string anew each time it is read)
+                for i, ((item, problem, _, visibility), nodeid) in enumerate(zip(items, nodeids)):
                     self._student.charge_to(problem.name)
                     args = self._direct_args[nodeid]
                     self._student.start_test(nodeid, visibility == "visible")
@@ -290,7 +290,6 @@ class GradingPlugin:
                            "the grader's output)", True  # (a message could hold a student's value)
         finally:
             self._student = None
-        nodeids = [item.nodeid for item, *_ in items]
         broken = [item.name for (item, *_), nodeid in zip(items, nodeids)
                   if self._verdicts.get(nodeid, ("", "", ""))[1] == "grader_error"]
         if broken and not fault:

@@ -285,8 +285,10 @@ def defences_cost(tmp: Path, mix: Path, n: int, level: str) -> None:
           f"{n} submissions; target <= 1.05):")
     for name, folder in (("the mix", mix), ("copies of the reference", tmp / "correct")):
         args = ["autograde", *COURSE, str(folder), "--jobs", "2", "--sandbox", level, "--unsafe", "--quiet", "--force"]
-        median, low, high = defences.paired(ROOT, copy, args, tmp / f"out-defences-{folder.name}", AUTOGRADE_RUNS)
-        print(f"  {name:24}: {median:.3f} ({low:.3f}-{high:.3f})")
+        out = tmp / f"out-defences-{folder.name}"
+        ratios = [wall(GRADE + args + ["--out", str(out / f"on-{i}")]) /
+                  wall(GRADE + args + ["--out", str(out / f"off-{i}")], cwd=copy) for i in range(AUTOGRADE_RUNS)]
+        print(f"  {name:24}: {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
 
 
 def main() -> None:

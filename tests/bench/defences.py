@@ -10,10 +10,7 @@ ids, the lock on --out, the parent-death signal, the grader-fault flags, the wor
 from __future__ import annotations
 
 import shutil
-import statistics
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 OFF = [
@@ -51,19 +48,3 @@ def without_defences(root: Path, copy: Path) -> Path:
                              "update OFF")
         path.write_text(text.replace(old, new))
     return copy
-
-
-def _run(cwd: Path, args: list[str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"bench: autograde in {cwd} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
-    return time.perf_counter() - started
-
-
-def paired(root: Path, copy: Path, args: list[str], out: Path, pairs: int) -> tuple[float, float, float]:
-    """Wall time on / off for ``pairs`` runs of each, in turn: (median, min, max) of the ratios."""
-    ratios = [_run(root, args + ["--out", str(out / f"on-{i}")]) / _run(copy, args + ["--out", str(out / f"off-{i}")])
-              for i in range(pairs)]
-    return statistics.median(ratios), min(ratios), max(ratios)

@@ -111,18 +111,12 @@ def right_with_one_head(student, *args):
     return diagnose
 
 
-def wired_or_own(student, function, *args, **kwargs):
-    """The student's ``function`` with their other functions stood in for. The stand-ins know the calls a correct
-    function (or a catalogued wrong one) makes on these inputs; one that passes them anything else (a mask of
-    -1e9 or np.finfo(dtype).min, softmax(scores, axis=1), gelu a row at a time: right, only not recorded) gets
-    the reference's value at grading, and is judged on its own output in your grade check: never a failure for
-    a call only."""
-    return student.wired_or_own(function, *args, **kwargs)
-
-
 def attention_of(student, *args, **kwargs):
-    """The student's attention with their softmax stood in for (see :func:`wired_or_own`)."""
-    return wired_or_own(student, "attention", *args, **kwargs)
+    """The student's attention with their softmax stood in for. The stand-in knows the calls a correct attention
+    (or a catalogued wrong one) makes on these inputs; one that passes softmax anything else (a mask of -1e9 or
+    np.finfo(dtype).min, softmax(scores, axis=1): right, only not recorded) gets the reference's value at
+    grading, and is judged on its own output in your grade check: never a failure for a call only."""
+    return student.wired_or_own("attention", *args, **kwargs)
 
 
 def float_array(got, shape, what):

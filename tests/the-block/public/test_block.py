@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from grader.feedback.compare import Mismatch, assert_array, assert_close, assert_close_own
-from public.test_attention import WK6, WO6, WQ6, WV6, float_array, judgeable, pattern, wired_or_own
+from public.test_attention import WK6, WO6, WQ6, WV6, float_array, judgeable, pattern
 from public.toy import PARAMS, X
 
 # The toy's weights with gamma and beta given (ones and zeros): a block may pass the defaults on either way.
@@ -76,7 +76,7 @@ def test_mlp_small_example(student, mistakes):
                     [0.1, 0.9, -0.8]])
     expected = [[0.9478736877, 1.678829899, -1.690222238],
                 [1.260976516, 0.50241794, -0.5803193852]]
-    got = wired_or_own(student, "mlp", u, w_1, w_2)
+    got = student.wired_or_own("mlp", u, w_1, w_2)
     assert_close(got, expected,
                   what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)",
                   diagnose=mistakes.mlp(u, w_1, w_2))
@@ -183,7 +183,7 @@ def test_mlp_float32_in_float32_out(student):
     u = np.array([[0.4, -1.1, 0.9, 0.2]])
     what = "your mlp of a float32 1×4 input with float32 W_1 (4×8) and W_2 (8×4), against float64"
     u32 = u.astype(np.float32)
-    got = wired_or_own(student, "mlp", u32, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
+    got = student.wired_or_own("mlp", u32, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
     judgeable(got, u32, what)
     got = assert_array(got, u.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, wired_or_own(student, "mlp", u, WEIGHTS["W_1"], WEIGHTS["W_2"]), rtol=1e-4, what=what)
+    assert_close_own(got, student.wired_or_own("mlp", u, WEIGHTS["W_1"], WEIGHTS["W_2"]), rtol=1e-4, what=what)

@@ -19,13 +19,6 @@ A_3 = np.array([[-0.5, 0.6, 0.1, 0.8], [0.9, -0.3, 0.4, 0.2], [0.2, 0.7, -1.0, 0
 A_2 = np.array([[0.4, -0.2, 0.6], [-0.7, 0.5, 0.1], [0.3, 0.8, -0.5], [0.6, -0.1, 0.9]])
 
 
-def wired_or_own(student, function, *args):
-    """The student's ``function`` with their silu stood in for; a call of silu on other inputs than the recorded
-    calls' (right, only not recorded) gets the reference's value at grading, and the function is judged on its
-    own output in your grade check: never a failure for a call only."""
-    return student.wired_or_own(function, *args)
-
-
 @pytest.mark.points(2)
 def test_silu_values(student, mistakes):
     """silu(x) = x * sigmoid(x) on eight points from -6 to 3: silu(1) is about 0.731, silu(-1) about -0.269."""
@@ -67,7 +60,7 @@ def test_swiglu_width_2048_rounds_to_the_nearest(student, mistakes):
 def test_swiglu_small_example(student, mistakes):
     """swiglu of a 2×3 input through a hidden layer of 4: the gate silu(u @ W_1) times the value u @ W_3, then
     @ W_2."""
-    got = wired_or_own(student, "swiglu", U, A_1, A_3, A_2)
+    got = student.wired_or_own("swiglu", U, A_1, A_3, A_2)
     assert_close(got, [[0.01963356747, 0.4130493527, -0.4204455391],
                        [0.8971745423, 0.4892937527, 0.4716147738]],
                  what="swiglu of a 2×3 input with W_1, W_3 3×4 and W_2 4×3 ((silu(u @ W_1) * (u @ W_3)) @ W_2)",
@@ -78,7 +71,7 @@ def test_swiglu_small_example(student, mistakes):
 @pytest.mark.points(1)
 def test_swiglu_course_hidden_layer_of_21(student, mistakes):
     """The course's SwiGLU: (5, 8) in, a hidden layer of (5, 21), (5, 8) out, with the script's W_1, W_3, W_2."""
-    got = wired_or_own(student, "swiglu", X, W_1, W_3, W_2)
+    got = student.wired_or_own("swiglu", X, W_1, W_3, W_2)
     assert_close(got, [[0.3837187677, 0.2552751105, -0.348055288, 0.04442675563, 0.05411919554, 0.05191121105,
                         0.04992797869, -0.07432773668],
                        [0.013378799, 0.02277770221, 0.01932838864, -0.006768059069, 0.005444830119, -0.0292750474,
@@ -99,5 +92,5 @@ def test_swiglu_course_hidden_layer_of_21(student, mistakes):
 def test_swiglu_is_linear_in_w_2(student):
     """Doubling W_2 doubles the output, on your own outputs: W_2 is the last product, nothing after it."""
     what = "your swiglu with 2 * W_2 against 2 × your swiglu with W_2 (W_2 is applied last)"
-    assert_close_own(wired_or_own(student, "swiglu", U, A_1, A_3, 2 * A_2),
-                     2 * np.asarray(wired_or_own(student, "swiglu", U, A_1, A_3, A_2), dtype=float), what=what)
+    assert_close_own(student.wired_or_own("swiglu", U, A_1, A_3, 2 * A_2),
+                     2 * np.asarray(student.wired_or_own("swiglu", U, A_1, A_3, A_2), dtype=float), what=what)
