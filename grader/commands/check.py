@@ -89,7 +89,7 @@ def check(course: Course, folder: Path, problems: Sequence[str] = ()) -> Checked
 
     :raises GradeError: an unknown problem, or a suite that fails to load.
     """
-    from grader.grading import executors
+    from grader.grading import executors, phases
     from grader.grading.results import Job
     from grader.sandbox.client import started_worker
     from grader.sandbox.policy import PROCESS
@@ -99,8 +99,8 @@ def check(course: Course, folder: Path, problems: Sequence[str] = ()) -> Checked
         course.problem(name)
     # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
     # its interpreter imports numpy while this one imports pytest and collects the suites.
-    worker = started_worker(folder, course.limits, PROCESS, modules=course.modules,
-                                    functions=course.functions)
+    first = phases.plan(course)[0]
+    worker = started_worker(folder, course.limits, PROCESS, modules=first.modules, reference=first.reference)
     graded: list = []
     try:
         executors.run(course, [Job("you", folder)], graded.append, hidden=False, level=PROCESS,

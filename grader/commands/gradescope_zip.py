@@ -44,8 +44,7 @@ def course_files(course: Course) -> dict[PurePosixPath, Content]:
         raise GradeError(f"{course.path}: the autograder needs the solutions and every hidden suite")
     folders = {course.solutions} | {s.parent for p in course.problems for s in (p.public, p.hidden)}
     files = {f for folder in folders for f in folder.glob("*.py")}
-    # the feedback data the public tests' stand-ins and diagnoses answer from: without wiring.json a correct
-    # block fails its wiring tests
+    # the catalogue and the worked example the feedback names mistakes from
     files |= {path for path in vars(course.feedback).values() if path is not None and path.is_file()}
     # course.json as this one assignment (a course's other assignments, and their files, stay home), without
     # the instructor's overrides (outside the fingerprint, so the same course_sha256)

@@ -2,9 +2,7 @@
 
 - ``feedback.mistakes_data``: the known mistakes' outputs on every call the public suites diagnose, found by running
   the public suites in this process with the reference as the student and noting each ``mistakes.<function>(...)``;
-- ``feedback.trace_data``: the reference's value at every step of the worked example, for every case;
-- ``feedback.wiring_data``: in each public wiring test, the reference's calls of its other functions, which
-  the stand-ins answer from (:mod:`grader.feedback.standins`).
+- ``feedback.trace_data``: the reference's value at every step of the worked example, for every case.
 
 Run it after changing a public suite, the catalogue, the worked example or a solution; ``--check`` (and the
 project's tests) fail while a stored file is out of date.
@@ -24,44 +22,16 @@ from grader.course.modules import forget_other_courses, import_course_module
 from grader.errors import ExitStatus, GradeError
 from grader.feedback.figures import Figures
 from grader.feedback.mistakes import Catalogue, Recorder, precompute
-from grader.feedback.standins import test_key
 from grader.grading.callplan import suite_files
-from grader.grading.plugin import PYTEST_INI, load_reference
+from grader.grading.plugin import PYTEST_INI
+from grader.grading.reference import load_reference
 
 
 class InProcess:
-    """Trusted functions called like the student proxy: on copies of the arguments, in this process.
-    ``wired(...)`` records the calls of the other course functions (``functions``: name -> module) under
-    the test named in ``test`` (a one-item list the suite runner keeps up to date)."""
+    """Trusted functions called like the student proxy: on copies of the arguments, in this process."""
 
-    def __init__(self, functions: SimpleNamespace, course_functions: dict | None = None, test: list | None = None,
-                 catalogue: tuple[Any, list] = (None, [])):
+    def __init__(self, functions: SimpleNamespace):
         self._functions = functions
-        self._course_functions = course_functions or {}
-        self._test = test if test is not None else [""]
-        self._catalogue = catalogue                      # (its module, its mistakes)
-        self.wired_calls: dict[str, dict[str, dict[str, list[dict]]]] = {}
-
-    def wired(self, name: str, *args: Any, **kwargs: Any):
-        """The reference's ``name``; its calls of the other course functions, and those of the catalogue's
-        variants of ``name`` (its known wiring mistakes), recorded for the stand-ins."""
-        from grader.feedback.standins import record, reference_modules
-
-        module, mistakes = self._catalogue
-        modules = reference_modules(self._functions) + ([module] if module is not None else [])
-        value, calls = record(self._functions, modules, name, args, kwargs, self._course_functions)
-        variants = []
-        for variant in [v for m in mistakes if m.id.startswith(f"{name}.") for v in m.variants.get(name, ())]:
-            try:
-                variants += record(self._functions, modules, name, args, kwargs, self._course_functions, variant)[1]
-            except Exception:                            # a variant that cannot run here records nothing
-                pass
-        kinds = self.wired_calls.setdefault(self._test[0], {}).setdefault(name, {"calls": [], "variants": []})
-        kinds["calls"] += calls
-        kinds["variants"] += variants
-        return value
-
-    wired_or_own = wired                                 # (the reference's calls are the recorded ones)
 
     def __getattr__(self, name: str):
         function = getattr(self._functions, name)
@@ -75,19 +45,13 @@ class InProcess:
 class _PublicRun:
     """A pytest plugin: the public suites with the reference as the student, noting the diagnosed calls."""
 
-    def __init__(self, reference: SimpleNamespace, functions: dict, catalogue: tuple[Any, list] = (None, [])):
-        self._reference = reference
+    def __init__(self, reference: SimpleNamespace):
         self.recorder = Recorder()
         self.failures: list[str] = []
-        self._test = [""]
-        self.student = InProcess(reference, functions, self._test, catalogue)
+        self.student = InProcess(reference)
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
-        config.addinivalue_line("markers", "wiring: the test calls student.wired(...)")
-
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        self._test[0] = test_key(item.nodeid)
 
     @pytest.fixture(name="student")
     def _student(self) -> InProcess:
@@ -115,11 +79,7 @@ def public_run(course: Course, reference: SimpleNamespace) -> _PublicRun:
 
     :raises GradeError: the reference fails a public test.
     """
-    catalogue = (None, [])
-    if course.feedback.mistakes is not None and course.feedback.mistakes.is_file():
-        found = Catalogue.for_course(course)
-        catalogue = (import_course_module(course.feedback.mistakes, (course.solutions,)), list(found.mistakes))
-    run = _PublicRun(reference, course.functions, catalogue)
+    run = _PublicRun(reference)
     forget_other_courses(course)
     pytest.main([str(f) for f in suite_files(course, hidden=False)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",
@@ -160,15 +120,10 @@ def build(course: Course) -> dict[Path, str]:
 
     :raises GradeError: the course has no solutions, or names no feedback files.
     """
-    from grader.feedback.standins import wiring_data
-
     reference = load_reference(course)
     files = {}
-    run = public_run(course, reference) if course.feedback.mistakes_data or course.feedback.wiring_data else None
     if course.feedback.mistakes_data is not None:
-        files[course.feedback.mistakes_data] = dumps(mistakes_data(course, reference, run))
-    if course.feedback.wiring_data is not None:
-        files[course.feedback.wiring_data] = dumps(wiring_data(run.student.wired_calls, reference, course.functions))
+        files[course.feedback.mistakes_data] = dumps(mistakes_data(course, reference, public_run(course, reference)))
     if course.feedback.trace_data is not None:
         files[course.feedback.trace_data] = dumps(trace_data(course, reference))
     if not files:

@@ -65,7 +65,7 @@ def student_manifest(course: Course) -> dict:
 
 # The feedback files a student's copy needs: precomputed data and the worked example, never the catalogue's
 # variants (course.json ``feedback.mistakes`` sits beside the solutions).
-SHIPPED_FEEDBACK = ("mistakes_data", "trace", "trace_data", "wiring_data")
+SHIPPED_FEEDBACK = ("mistakes_data", "trace", "trace_data")
 
 
 def _feedback_files(course: Course) -> dict[str, tuple[PurePosixPath, Path]]:

@@ -56,15 +56,12 @@ class Feedback:
     :param mistakes_data: the mistakes' outputs on the public suites' inputs (``grade precompute``; ships to students).
     :param trace: the module that runs the worked example step by step (``grade trace``).
     :param trace_data: the reference's value at every step of the worked example (``grade precompute``).
-    :param wiring_data: the reference's calls of its own functions in each public wiring test, which the
-        stand-ins answer from (``grade precompute``; ships to students: see :mod:`grader.feedback.standins`).
     """
 
     mistakes: Path | None = None
     mistakes_data: Path | None = None
     trace: Path | None = None
     trace_data: Path | None = None
-    wiring_data: Path | None = None
 
 
 @dataclass(frozen=True)

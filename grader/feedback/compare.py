@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from grader.feedback import diff
-from grader.feedback.mismatch import Diagnose, Diagnosis, Mismatch, Same, _describe, either
+from grader.feedback.mismatch import Diagnose, Diagnosis, Mismatch, Same, _describe, diagnosed, either
 from grader.feedback.plain import assert_equal, assert_keys, assert_raises, assert_types
 
 __all__ = ["Diagnosis", "Mismatch", "either", "assert_array", "assert_attempt", "assert_close", "assert_close_any",
@@ -132,8 +132,7 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
                            got64, expected, _outside(got64, expected, tolerance), rtol, atol, tolerance),
                        arrays={"expected": expected, "got": got64})
     except Mismatch as err:
-        if diagnose is not None:
-            err.diagnosis = diagnose(got, [exp for _, exp in items], same)
+        diagnosed(err, diagnose, got, [exp for _, exp in items], same)
         if err.diagnosis is None:
             err.diagnosis = scaled(got, items[0][1], same)
         raise
@@ -186,8 +185,9 @@ def assert_attempt(got: Any, expected: Any, *, what: str, rtol: float = ATTEMPT)
     try:
         assert_close(got, expected, rtol=rtol, atol=0.0, what=what)
     except Mismatch as err:
+        far = err                                        # (``err`` is unbound once the except clause ends)
         raise Mismatch(what, f"your output is too far from the specified function's (more than {rtol:.0%} of "
-                             "its largest value) for this property to count", lambda: err.detail) from None
+                             "its largest value) for this property to count", lambda: far.detail) from None
 
 
 def assert_close_own(got: Any, own: Any, *, what: str, rtol: float = 1e-5, atol: float = 1e-8) -> None:

@@ -39,7 +39,26 @@ def either(*diagnoses: Diagnose) -> Diagnose:
                 return found
         return None
 
+    def explains(got: Any, expected: Sequence[Any], same: Same) -> frozenset[str] | None:
+        found = [explained(candidate, got, expected, same) for candidate in diagnoses]
+        return None if all(f is None for f in found) else frozenset().union(*(f for f in found if f))
+
+    diagnose.explains = explains
     return diagnose
+
+
+def explained(diagnose: Diagnose, got: Any, expected: Sequence[Any], same: Same) -> frozenset[str] | None:
+    """The known mistakes whose outputs ``got`` matches on this call (by family, named uniquely or not), where
+    ``diagnose`` can tell (the catalogue's); None where it cannot (a test's own hint)."""
+    explains = getattr(diagnose, "explains", None)
+    return explains(got, expected, same) if explains is not None else None
+
+
+def diagnosed(err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Sequence[Any], same: Same) -> None:
+    """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and every one it could be."""
+    if diagnose is not None:
+        err.diagnosis = diagnose(got, expected, same)
+        err.explained_by = explained(diagnose, got, expected, same)
 
 
 class Mismatch(AssertionError):
@@ -64,6 +83,7 @@ class Mismatch(AssertionError):
         self.what, self.wrong, self._detail = what, wrong, detail
         self.arrays = dict(arrays or {})
         self.diagnosis: Diagnosis | None = None
+        self.explained_by: frozenset[str] | None = None  # every known mistake the student's value matches
         super().__init__(what)
 
     @property

@@ -88,14 +88,13 @@ def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expect
     :param same: ``same(a, b)``, the check's own test of ``a`` against ``b`` (tolerance, NaN in place).
     :param prefer: the checked function's own mistakes (ids starting with this, e.g. ``"block."``): they need
         to be separated only from each other, not from a block around a faulty component that computes the
-        same (a wiring test stands in correct components, so those cannot be the student's).
+        same (a block is graded with the reference's components, so those cannot be the student's; run with the
+        student's own, failing ones, it names nothing: :class:`grader.grading.verdicts.Verdicts`).
     """
     def coincide(a: Any, b: Any) -> bool:
         return _safe(same, a, b) or _safe(same, b, a)
 
-    live = {mid: [o for o in outs if not any(coincide(o, e) for e in expected)] for mid, outs in outputs.items()}
-    matched = {mid: [o for o in outs if _safe(same, got, o)] for mid, outs in live.items()}
-    matched = {mid: outs for mid, outs in matched.items() if outs}
+    live, matched = _matches(outputs, got, expected, same)
 
     def preferred(mid: str) -> bool:
         return bool(prefer) and mid.startswith(prefer)
@@ -110,6 +109,17 @@ def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expect
         return None
     best = min(found, key=lambda mid: min(_distance(got, o) for o in matched[mid]))
     return Diagnosis(family(best), messages[best])
+
+
+def _matches(outputs: Outputs, got: Any, expected: Sequence[Any], same: Same) -> tuple[Outputs, Outputs]:
+    """The outputs of the mistakes that are wrong on this call (none equals an expected value), and of those the
+    ones ``got`` matches."""
+    def coincide(a: Any, b: Any) -> bool:
+        return _safe(same, a, b) or _safe(same, b, a)
+
+    live = {mid: [o for o in outs if not any(coincide(o, e) for e in expected)] for mid, outs in outputs.items()}
+    matched = {mid: [o for o in outs if _safe(same, got, o)] for mid, outs in live.items()}
+    return live, {mid: outs for mid, outs in matched.items() if outs}
 
 
 def _distance(got: Any, out: Any) -> float:
@@ -227,6 +237,10 @@ class Call:
 
     def __call__(self, got: Any, expected: Sequence[Any], same: Same) -> Diagnosis | None:
         return unique_match(self.outputs(), self.catalogue.messages, got, expected, same, prefer=f"{self.function}.")
+
+    def explains(self, got: Any, expected: Sequence[Any], same: Same) -> frozenset[str]:
+        """Every known mistake (family) whose output ``got`` matches here, however many."""
+        return frozenset(family(mid) for mid in _matches(self.outputs(), got, expected, same)[1])
 
 
 class Recorder:

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from grader.errors import StudentError
-from grader.feedback.mismatch import Diagnose, Mismatch, _a, _describe
+from grader.feedback.mismatch import Diagnose, Mismatch, _a, _describe, diagnosed
 
 
 def assert_raises(call: Callable[[], Any], exception: type[BaseException], *, what: str) -> None:
@@ -124,6 +124,5 @@ def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | Non
     err = _equal_mismatch(got, expected, what)
     if err is None:
         return
-    if diagnose is not None:
-        err.diagnosis = diagnose(got, [expected], same)
+    diagnosed(err, diagnose, got, [expected], same)
     raise err

@@ -201,7 +201,7 @@ def run(course: Course, folder: Path, case: dict) -> Trace:
         raise GradeError(f"{feedback.trace_data}: the reference's trace is out of date with {feedback.trace.name}; "
                          "instructors: run `grade precompute`")
     blind = getattr(module, "cannot_check", lambda **_: None)(**case)
-    with Worker(folder, course.limits, modules=course.modules, functions=course.functions) as worker:
+    with Worker(folder, course.limits, modules=course.modules) as worker:
         student = Student(worker, course.functions, course.limits)
         steps = tuple(_steps(student, specs, reference))
     return Trace(case, steps, getattr(module, "CALLS", {}), blind)

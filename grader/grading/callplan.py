@@ -1,6 +1,6 @@
 """What the runner runs, in what order, and which calls it sends ahead: the suites' files, the table of
-collected tests (points checked, public before hidden, wiring tests last), the tests it calls directly,
-and the call plan (each plain test's first call, recorded once with no student code run).
+collected tests (points checked, public before hidden), the tests it calls directly, and the call plan (each
+plain test's first call, recorded once with no student code run).
 """
 from __future__ import annotations
 
@@ -33,11 +33,6 @@ def suite_files(course: Course, hidden: bool) -> list[Path]:
     return files
 
 
-def is_wiring(item: pytest.Item) -> bool:
-    """A wiring test (``@pytest.mark.wiring``): it calls ``student.wired(...)``."""
-    return item.get_closest_marker("wiring") is not None
-
-
 def direct_args(item: pytest.Item) -> list[str] | None:
     """A plain test function whose only fixtures are ours (``figure`` asks pytest for ``request``):
     its arguments, to call it without pytest's per-test machinery; None for any other item."""
@@ -67,9 +62,9 @@ def run_order(items: Iterable[pytest.Item], suites: Mapping[Path, tuple[Problem,
         totals[problem.name] = totals.get(problem.name, 0.0) + points
         visibility = "visible" if item.path.resolve() == problem.public else "after_published"
         table.append((item, problem, points, visibility))
-    # Every public test before any hidden one (calls are sent ahead by phase, and a public test's output
-    # must never follow a hidden test's calls), the wiring tests last in each (they are not sent ahead).
-    table.sort(key=lambda row: (row[3] != "visible", is_wiring(row[0])))
+    # Every public test before any hidden one: a public test's output must never follow a hidden test's calls
+    # (which are sent ahead only once the public tests are over).
+    table.sort(key=lambda row: row[3] != "visible")
     if hidden:
         for problem in course.problems:
             if abs(totals.get(problem.name, 0.0) - problem.points) > 1e-9:
@@ -88,7 +83,7 @@ def record_plan(table: Iterable[Row], args: Mapping[str, list[str] | None], func
     recorder = Recorder(functions)
     for item, _, _, visibility in table:
         names = args[item.nodeid]
-        if names is None or is_wiring(item):
+        if names is None:
             continue
         recorder.start_test(item.nodeid, visibility == "visible")
         try:

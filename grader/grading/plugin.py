@@ -2,12 +2,12 @@
 
 pytest runs once per grader process: the suites are collected once, then every item runs once per
 submission (``pytest_runtestloop``), with the ``student`` fixture bound to that submission's proxy.
-Student code runs only in the sandboxed worker behind the proxy. Each collected test starts as
-"not run" with 0 points; only the grader's own verdict on a test makes it pass.
+Student code runs only in the sandboxed workers behind the proxy, one per phase (:mod:`grader.grading.phases`).
+Each collected test starts as "not run" with 0 points; only the grader's own verdict on a test makes it pass.
 """
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import socket
 import sys
 import time
@@ -18,35 +18,19 @@ from typing import Callable, Iterable
 import pytest
 
 from grader.course.manifest import Course, Problem
-from grader.course.modules import forget_other_courses
 from grader.errors import GradeError, GraderFault, StudentError
-from grader.feedback.mismatch import Mismatch
 from grader.feedback.figures import Figures
-from grader.grading import callplan
-from grader.grading.results import Graded, Job, TestResult
-from grader.grading.verdicts import verdict
+from grader.grading import callplan, phases
+from grader.grading.results import Graded, Job
+from grader.grading.verdicts import Test, Verdicts
 from grader.sandbox.client import Worker, started_worker
+from grader.grading.reference import load_reference
+from grader.sandbox.inflight import Spent
 from grader.sandbox.policy import describe
 from grader.sandbox.proxy import Planned, Student
 from grader.sandbox.zygote import Zygote
 
 PYTEST_INI = Path(__file__).with_name("pytest.ini")
-
-
-def load_reference(course: Course) -> SimpleNamespace:
-    """The reference functions from ``solutions/``, imported in the grader process (trusted code).
-
-    :raises GradeError: when the course has no solutions (a student's release).
-    """
-    if course.solutions is None or not course.solutions.is_dir():
-        raise GradeError(f"{course.path}: field 'solutions': the reference solutions are not available here")
-    forget_other_courses(course)
-    sys.path.insert(0, str(course.solutions))
-    try:
-        modules = {p.module: importlib.import_module(p.module) for p in course.problems}
-    finally:
-        sys.path.remove(str(course.solutions))
-    return SimpleNamespace(**{f: getattr(modules[p.module], f) for p in course.problems for f in p.functions})
 
 
 class GradingPlugin:
@@ -71,15 +55,11 @@ class GradingPlugin:
         self._student: Student | None = None
         self._reference: SimpleNamespace | None = None
         self._mistakes = None
-        self._verdicts: dict[str, tuple[str, str, str]] = {}
-        self._feedback: dict[str, dict] = {}
-        self._figures: dict[str, Figures] = {}
-        self._standins = None                            # a grader.feedback.standins.Wiring, made on first need
-        self._plan: list[Planned] = []                   # the calls to send ahead (see _plan_calls)
+        self._verdicts = Verdicts({})
+        self._phases: list[tuple[phases.Phase, list[callplan.Row], list[Planned]]] = []   # see _plan_phases
         self._suites: dict[Path, tuple[Problem, bool]] = {}
-        self._public: dict[str, bool] = {}                # nodeid -> may the student see values and output
+        self._tests: dict[str, Test] = {}                 # nodeid -> what the runner knows of it
         self._direct_args: dict[str, list[str] | None] = {}   # nodeid -> arguments when called directly
-        self._properties: set[str] = set()               # nodeids of the property tests
         for p in course.problems:
             self._suites[p.public] = (p, True)
             if p.hidden:
@@ -87,7 +67,6 @@ class GradingPlugin:
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(p): the points a test is worth (p > 0)")
-        config.addinivalue_line("markers", "wiring: the test calls student.wired(...) (run last, in a fresh worker)")
         config.addinivalue_line("markers", "property: the test checks a property on the student's own outputs "
                                            "(never their values against the reference's)")
 
@@ -97,7 +76,7 @@ class GradingPlugin:
             return self._student
         if name == "reference":
             if self._reference is None:
-                self._reference = load_reference(self.course)
+                self._reference = load_reference(self.course, remember=True)
             return self._reference
         if name == "mistakes":
             if self._mistakes is None:
@@ -106,7 +85,7 @@ class GradingPlugin:
                 self._mistakes = Catalogue.for_course(self.course)
             return self._mistakes
         if name == "figure":
-            return self._figures.setdefault(nodeid, Figures())
+            return self._verdicts.figures.setdefault(nodeid, Figures())
         raise KeyError(name)
 
     @pytest.fixture
@@ -138,7 +117,7 @@ class GradingPlugin:
         """Record the verdict, and make a plain report: pytest's own would format a traceback we never show."""
         if call.when == "call" or call.excinfo is not None:
             self._record(item.nodeid, call.excinfo.value if call.excinfo else None)
-        verdict = self._verdicts.get(item.nodeid, ("passed", "", ""))
+        verdict = self._verdicts.verdicts.get(item.nodeid, ("passed", "", ""))
         outcome = "passed" if call.excinfo is None else "failed"
         return pytest.TestReport(item.nodeid, item.location, {}, outcome, verdict[2] or None, call.when,
                                  duration=call.duration, start=call.start, stop=call.stop)
@@ -147,11 +126,12 @@ class GradingPlugin:
         if self._collect_errors:
             raise GradeError("a suite failed to load: " + "; ".join(self._collect_errors))
         table = callplan.run_order(session.items, self._suites, self.course, self.hidden)
-        for item, *_ in table:
-            self._public[item.nodeid] = self._suites[Path(item.path).resolve()][1]
+        uses = phases.uses(self.course)
+        for item, problem, points, visibility in table:
+            self._tests[item.nodeid] = Test(item.name, problem.name, problem.module, points, visibility,
+                                            self._suites[Path(item.path).resolve()][1],
+                                            item.get_closest_marker("property") is not None, uses[problem.name])
             self._direct_args[item.nodeid] = callplan.direct_args(item)
-            if item.get_closest_marker("property") is not None:
-                self._properties.add(item.nodeid)
         return table
 
     def start_early(self) -> None:
@@ -161,8 +141,9 @@ class GradingPlugin:
             self._zygote = Zygote(self.level, self.tmp_root, wait=False, imports=self.course.limits.imports,
                                   run_as=self.run_as)
         elif self._early is None and isinstance(self.jobs, (list, tuple)) and self.jobs:
+            first = phases.plan(self.course)[0]
             self._early = started_worker(self.jobs[0].path, self.course.limits, self.level, self.tmp_root,
-                                         self.course.modules, self.run_as, self.course.functions)
+                                         first.modules, self.run_as, first.reference)
 
     def close(self) -> None:
         """Stop the zygote and any worker started early."""
@@ -176,60 +157,52 @@ class GradingPlugin:
         self.ran = True
         try:
             items = self._items(session)
-            self._plan_calls(items)
+            self._plan_phases(items)
             for job in self.jobs:
                 self.on_result(self._grade(job, items))
         except BaseException as exc:                     # re-raised by run() after pytest returns
             self.error = exc
         return True
 
-    def _plan_calls(self, items: list[callplan.Row]) -> None:
-        """Learn the calls to send ahead (:func:`grader.grading.callplan.record_plan`); only with a zygote
-        (calls are sent ahead to forked workers)."""
-        if self.warm:
-            self._plan = callplan.record_plan(items, self._direct_args, self.course.functions, self._value)
+    def _plan_phases(self, items: list[callplan.Row]) -> None:
+        """Split the tests by phase (:func:`grader.grading.phases.plan`), and learn each phase's calls to send
+        ahead (:func:`grader.grading.callplan.record_plan`; only with a zygote: calls are sent ahead to forked
+        workers)."""
+        for phase in phases.plan(self.course):
+            # a problem that uses others after them: its feedback says whether they failed their own tests
+            rows = sorted((row for row in items if row[1].name in phase.problems),
+                          key=lambda row: (row[3] != "visible", bool(self._tests[row[0].nodeid].uses)))
+            if not rows:
+                continue
+            plan = callplan.record_plan(rows, self._direct_args, self.course.functions, self._value) \
+                if self.warm else []
+            self._phases.append((phase, rows, plan))
+            for item, *_ in rows:
+                self._tests[item.nodeid] = dataclasses.replace(self._tests[item.nodeid], components=phase.components)
 
-    def _worker(self, job: Job) -> Worker:
-        """This submission's worker: the one started early, or forked from the zygote (restarted if a
-        submission killed it), or else started cold.
+    def _worker(self, job: Job, phase: phases.Phase, spent: Spent) -> Worker:
+        """This submission's worker for ``phase``: the one started early, or forked from the zygote (restarted
+        if a submission killed it), or else started cold.
 
         :raises GradeError: the zygote's sandbox could not start.
         """
-        if self._early is not None and self.jobs and job is self.jobs[0]:
+        if self._early is not None and self.jobs and job is self.jobs[0] and phase is self._phases[0][0]:
             early, self._early = self._early, None
             return early
+        modules, reference = phase.modules, phase.reference
         if not self.warm:
-            return Worker(job.path, self.course.limits, self.level, None, self.tmp_root, self.course.modules,
-                          self.run_as, self.course.functions)
+            return Worker(job.path, self.course.limits, self.level, None, self.tmp_root, modules, self.run_as,
+                          reference, spent)
         if self._zygote is not None and not self._zygote.alive:
             self._discard_zygote()
         if self._zygote is None:
             self._zygote = Zygote(self.level, self.tmp_root, imports=self.course.limits.imports, run_as=self.run_as)
         self._zygote.wait()
-        return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, self.course.modules,
-                      functions=self.course.functions)
-
-    def _wiring(self):
-        """Where the wiring tests' stand-ins get their values (the reference where the solutions are here)."""
-        if self._standins is None:
-            from grader.feedback.standins import Wiring
-
-            has_solutions = self.course.solutions is not None and self.course.solutions.is_dir()
-            self._standins = Wiring.for_course(self.course, self._value("reference", "") if has_solutions else None)
-        return self._standins
+        return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, modules,
+                      reference=reference, spent=spent)
 
     def _record(self, nodeid: str, exc: BaseException | None) -> None:
-        """Keep a test's first verdict, and the feedback (diff, diagnosis, figures) the student may see."""
-        public = self._public[nodeid]
-        output = self._student.take_output() if self._student else ""
-        if exc is None:
-            self._verdicts.setdefault(nodeid, ("passed", "", ""))
-        else:
-            self._verdicts.setdefault(nodeid, verdict(exc, public, output))
-            if isinstance(exc, Mismatch):
-                self._feedback.setdefault(nodeid, exc.feedback(public))
-        if public and nodeid in self._figures:
-            self._feedback.setdefault(nodeid, {})["figures"] = self._figures[nodeid].items
+        self._verdicts.record(nodeid, exc, self._student.take_output() if self._student else "")
 
     def _call_directly(self, item: pytest.Function, nodeid: str, names: list[str]) -> None:
         """Run one test function with the grader's fixtures and record its verdict (the same verdicts as
@@ -259,23 +232,31 @@ class GradingPlugin:
 
     def _grade_once(self, job: Job, items: list) -> Graded:
         started = time.monotonic()
-        self._verdicts, self._feedback, self._figures = {}, {}, {}
+        self._verdicts = Verdicts(self._tests)
         error, fault = "", False
         nodeids = [item.nodeid for item, *_ in items]    # (pytest makes the string anew each time it is read)
+        order = [row[0] for _, rows, _ in self._phases for row in rows]    # the items in the order run
+        following = dict(zip(order, order[1:]))
+        spent = Spent()                                  # the submission's imports, over its workers
         try:
-            with self._worker(job) as worker:
-                self._student = Student(worker, self.course.functions, self.course.limits, self._plan,
-                                        self._wiring())
-                for i, ((item, problem, _, visibility), nodeid) in enumerate(zip(items, nodeids)):
-                    self._student.charge_to(problem.name)
-                    args = self._direct_args[nodeid]
-                    self._student.start_test(nodeid, visibility == "visible")
-                    if args is not None:
-                        self._call_directly(item, nodeid, args)
+            for phase, rows, plan in self._phases:
+                with self._worker(job, phase, spent) as worker:
+                    spent = worker.spent
+                    if self._student is None:
+                        self._student = Student(worker, self.course.functions, self.course.limits, plan)
                     else:
-                        nextitem = items[i + 1][0] if i + 1 < len(items) else None
-                        item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                    worker.check_fault()                 # a fault a suite's `except` swallowed still counts
+                        self._student.use(worker, plan)
+                    for item, problem, _, visibility in rows:
+                        nodeid = item.nodeid
+                        self._student.charge_to(problem.name)
+                        args = self._direct_args[nodeid]
+                        self._student.start_test(nodeid, visibility == "visible")
+                        if args is not None:
+                            self._call_directly(item, nodeid, args)
+                        else:
+                            item.ihook.pytest_runtest_protocol(item=item, nextitem=following.get(item))
+                        worker.check_fault()             # a fault a suite's `except` swallowed still counts
+                    self._student.start_test(None)
         except GraderFault as err:
             error, fault = f"the grader failed, not your code: {err}", True
         except StudentError as err:                      # e.g. a submission too large to copy
@@ -290,16 +271,9 @@ class GradingPlugin:
                            "the grader's output)", True  # (a message could hold a student's value)
         finally:
             self._student = None
-        broken = [item.name for (item, *_), nodeid in zip(items, nodeids)
-                  if self._verdicts.get(nodeid, ("", "", ""))[1] == "grader_error"]
+        broken = self._verdicts.grader_error()
         if broken and not fault:
-            error, fault = f"the grader failed, not your code: test {broken[0]} raised an error of its own", True
-        results = []
-        for (item, problem, points, visibility), nodeid in zip(items, nodeids):
-            status, kind, output = self._verdicts.get(nodeid, ("error", "not_run", f"not run: {error}"))
-            results.append(TestResult(name=item.name, problem=problem.name, points=points, status=status,
-                                      output=output, visibility=visibility, kind=kind,
-                                      feedback=self._feedback.get(nodeid, {}),
-                                      property=nodeid in self._properties))
-        return Graded(job, tuple(results), time.monotonic() - started, describe(self.level), error, fault)
+            error, fault = f"the grader failed, not your code: test {broken} raised an error of its own", True
+        return Graded(job, self._verdicts.results(nodeids, error), time.monotonic() - started, describe(self.level),
+                      error, fault)
 

@@ -1,11 +1,38 @@
 """A test's verdict from what it raised: its status, its kind, and the words the student sees (a public
-test's values and output; a hidden test's grader-chosen words only)."""
+test's values and output; a hidden test's grader-chosen words only); and one submission's verdicts as its tests
+end (:class:`Verdicts`)."""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 import pytest
 
 from grader.errors import StudentError
+from grader.feedback.figures import Figures
 from grader.feedback.mismatch import Mismatch
+from grader.grading.results import TestResult
+
+
+@dataclass(frozen=True)
+class Test:
+    """What the runner knows of a collected test before it runs.
+
+    :param public: the student may see its values and output (a public suite's, or a hidden one's when the
+        course releases hidden details), unless it runs beside the reference's ``components``.
+    :param uses: the other problems' modules its problem uses; ``components``: those that are the reference's in
+        the worker that runs it (:mod:`grader.grading.phases`).
+    """
+
+    name: str
+    problem: str
+    module: str
+    points: float
+    visibility: str
+    public: bool
+    property: bool
+    uses: tuple[str, ...] = ()
+    components: tuple[str, ...] = ()
 
 MAX_SHOWN_OUTPUT = 2000
 
@@ -31,3 +58,103 @@ def verdict(exc: BaseException, public: bool, function_output: str) -> tuple[str
             function_output[:MAX_SHOWN_OUTPUT] + "\n[... output cut ...]")
         text += f"\nyour code printed:\n{shown.rstrip()}"
     return status, kind, text
+
+
+def components_note(problem: str, reference: tuple[str, ...], uses: tuple[str, ...], public: bool,
+                    failing: tuple[str, ...] = ()) -> str:
+    """What a dependent problem's failed test ran with: the reference's modules (``reference``: in a public test
+    it says why its values and output are not shown), or the student's own (``uses``, where no reference is;
+    ``failing``: those of them that fail their own tests)."""
+    if reference:
+        return (f"\n(your {problem} ran with the course's own {_listed(reference)}, so that only its own lines "
+                "are graded here; what it printed and its own numbers are not shown: grade check shows them with "
+                "yours)") if public else ""
+    if failing:
+        return (f"\n(checked here with your own {_listed(uses)}; your {_listed(failing)} "
+                f"{'fails' if len(failing) == 1 else 'fail'} its own tests, which may be all that is wrong here: "
+                f"fix {'it' if len(failing) == 1 else 'them'} first. When graded, {problem} runs with the course's.)")
+    if uses:
+        return (f"\n(checked here with your own {_listed(uses)}; when graded, {problem} runs with the course's, "
+                "so that only its own lines count)")
+    return ""
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+class Verdicts:
+    """One submission's verdicts, kept as its tests end: each test's first, with the feedback (diff, diagnosis,
+    figures) the student may see.
+
+    A test run beside the reference's components shows the grader's words only, as a hidden test does: what the
+    student's code printed, raised or returned there could carry the reference's source or values. A test of a
+    problem run with the student's own components, one of which failed its own tests, names no mistake: its output
+    may be that component's mistake seen through this problem's lines (the block around a LayerNorm that ignores
+    gamma matches a block that does not pass gamma on). And a mistake is named only where it explains every failed
+    check of its problem that the catalogue can judge (:meth:`results`)."""
+
+    def __init__(self, tests: Mapping[str, Test]):
+        self.tests = tests
+        self.verdicts: dict[str, tuple[str, str, str]] = {}
+        self.feedback: dict[str, dict] = {}
+        self.figures: dict[str, Figures] = {}
+        self._failed: dict[str, tuple[Mismatch, bool, str, str]] = {}   # the failed checks: to name again
+
+    def record(self, nodeid: str, exc: BaseException | None, output: str) -> None:
+        if nodeid in self.verdicts:
+            return
+        test = self.tests[nodeid]
+        public = test.public and not test.components
+        if exc is None:
+            self.verdicts[nodeid] = ("passed", "", "")
+        else:
+            failing = () if test.components else tuple(m for m in test.uses if m in self._failing())
+            if failing and isinstance(exc, Mismatch):
+                exc.diagnosis = None
+            status, kind, text = verdict(exc, public, output)
+            note = components_note(test.problem, test.components, test.uses, test.public, failing)
+            self.verdicts[nodeid] = (status, kind, text + note)
+            if isinstance(exc, Mismatch):
+                self.feedback[nodeid] = exc.feedback(public)
+                self._failed[nodeid] = (exc, public, output, note)
+        if public and nodeid in self.figures:
+            self.feedback.setdefault(nodeid, {})["figures"] = self.figures[nodeid].items
+
+    def _failing(self) -> set[str]:
+        """The modules of the problems with a failed test so far."""
+        return {self.tests[n].module for n, (status, *_) in self.verdicts.items() if status != "passed"}
+
+    def _unexplained(self) -> None:
+        """Name no mistake that another failed check of the same problem rules out: a GELU put after W_2 matches
+        an MLP without GELU on the course's W_1 = [I | -I], W_2 = [I ; I], and nothing known on other weights."""
+        explained: dict[str, list[frozenset[str]]] = {}
+        for nodeid, (exc, *_) in self._failed.items():
+            if exc.explained_by is not None:
+                explained.setdefault(self.tests[nodeid].problem, []).append(exc.explained_by)
+        for nodeid, (exc, public, output, note) in self._failed.items():
+            named = exc.diagnosis
+            if named is None or named.mistake.startswith("hint.") or \
+                    all(named.mistake in found for found in explained.get(self.tests[nodeid].problem, ())):
+                continue
+            exc.diagnosis = None
+            status, kind, text = verdict(exc, public, output)
+            self.verdicts[nodeid] = (status, kind, text + note)
+            self.feedback[nodeid] = {**self.feedback[nodeid], **exc.feedback(public)}
+            self.feedback[nodeid].pop("diagnosis", None)
+
+    def grader_error(self) -> str | None:
+        """The name of the first test that raised an error of its own (the suite's, not the student's)."""
+        return next((self.tests[n].name for n, v in self.verdicts.items() if v[1] == "grader_error"), None)
+
+    def results(self, nodeids: Sequence[str], error: str) -> tuple[TestResult, ...]:
+        """Every test's result, in ``nodeids``' order; a test that did not run says why (``error``)."""
+        self._unexplained()
+        results = []
+        for nodeid in nodeids:
+            test = self.tests[nodeid]
+            status, kind, output = self.verdicts.get(nodeid, ("error", "not_run", f"not run: {error}"))
+            results.append(TestResult(name=test.name, problem=test.problem, points=test.points, status=status,
+                                      output=output, visibility=test.visibility, kind=kind,
+                                      feedback=self.feedback.get(nodeid, {}), property=test.property))
+        return tuple(results)

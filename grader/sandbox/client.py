@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from grader.course.limits import Limits
 from grader.errors import GraderFault, StudentError
-from grader.sandbox.child import protocol as wire
-from grader.sandbox.inflight import AHEAD_BYTES, InFlight, _Lost, encode_call
+from grader.sandbox.inflight import AHEAD_BYTES, InFlight, Spent, _Lost, encode_call
 from grader.sandbox.policy import PROCESS
 from grader.sandbox.process import WorkerProcess
 from grader.sandbox.replies import SHOWN_TEXT, _death, _words
@@ -24,26 +23,12 @@ from grader.sandbox.zygote import Zygote
 
 @dataclass(frozen=True)
 class Reply:
-    """One call's outcome: the decoded value, the arguments after the call (if asked), output, seconds, and
-    the stand-ins answered from sealed answers (as the worker tells: the reference's own calls only)."""
+    """One call's outcome: the decoded value, the arguments after the call (if asked), output and seconds."""
 
     value: Any
     inputs: Any
     output: str
     seconds: float
-    opened: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class StandIns:
-    """A wiring call's stand-ins: the student's ``functions`` (name -> module) to stand in for,
-    ``answer(name, args, kwargs)`` giving their values here from trusted code (it raises
-    :class:`NotSpecified` for an input the specified wiring never gives), and ``sealed``, the values of
-    the reference's own calls sealed for the worker (:meth:`grader.feedback.standins.Wiring.sealed_answers`)."""
-
-    functions: Mapping[str, str]
-    answer: Callable[[str, list, dict], Any]
-    sealed: dict | None = None
 
 
 class Worker:
@@ -55,9 +40,10 @@ class Worker:
         ``limits.import_timeout`` (not on any call's or problem's time).
     :param run_as: at the ``process`` level, as root, the user the worker runs as (see :func:`run_as_ids`);
         with a zygote, the zygote's.
-    :param functions: the course's functions -> their modules: one of those modules that fails to import is,
-        for the modules that import it, a placeholder whose functions raise (so the wiring tests, which stand
-        them in, still judge block.py when layernorm.py does not import).
+    :param reference: module -> the reference's source, for the modules of the other problems that the
+        functions under test use (a phase of ``grade autograde``: :mod:`grader.grading.phases`): every worker
+        gets them before any student code runs, and the student's code importing those names gets them.
+    :param spent: what the submission's imports cost so far, shared by its workers (its import budget).
 
     Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``), with a
     wall-clock backstop WALL_FACTOR times larger; elsewhere (a student's macOS or Windows laptop) the
@@ -68,9 +54,9 @@ class Worker:
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
                  tmp_root: Path | None = None, modules: Sequence[str] = (), run_as: str | None = None,
-                 functions: Mapping[str, str] | None = None):
+                 reference: Mapping[str, str] | None = None, spent: Spent | None = None):
         self._process = WorkerProcess(submission, limits, level, zygote, tmp_root, run_as)
-        self._flight = InFlight(self._process, limits, modules, functions)
+        self._flight = InFlight(self._process, limits, modules, reference, spent)
         self.limits = limits
         self.level = level
         self.root = self._process.root
@@ -85,6 +71,11 @@ class Worker:
     def busy(self) -> float:
         """Seconds the worker spent on calls, all of them."""
         return self._flight.busy
+
+    @property
+    def spent(self) -> Spent:
+        """What the submission's imports cost so far (shared with its other workers)."""
+        return self._flight.spent
 
     @property
     def fault(self) -> str:
@@ -137,12 +128,11 @@ class Worker:
     def drop_ahead(self) -> None:
         """Kill the worker if calls sent ahead are still unanswered (running or waiting to run): they are not
         wanted any more, and would run for nothing. The next call starts a fresh worker."""
-        if any(not one.module for one in self._flight.sent):
+        if any(one.call for one in self._flight.sent):
             self._flight.kill()
 
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
-             return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None,
-             stand_ins: StandIns | None = None) -> Reply:
+             return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None) -> Reply:
         """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
 
         :param timeout: CPU seconds before the worker is killed, counted from when the worker could start
@@ -150,9 +140,6 @@ class Worker:
         :param ticket: this very call's ticket from :meth:`ahead`, if it was sent ahead (unknown tickets,
             e.g. of a worker killed since, are ignored: the call is sent now).
         :param encoded: the call as :meth:`encode_call` gives it, if the caller has it already.
-        :param stand_ins: run the call with each of the student's ``stand_ins.functions`` bound, wherever
-            the submission's modules refer to it, to a stand-in whose value is a sealed answer its exact
-            arguments open, or else ``stand_ins.answer(name, args, kwargs)``, asked from here.
         :raises StudentError: the student's code raised, timed out, crashed, exited or returned bad data.
             Its ``message`` is the grader's own words (a hidden test shows it); ``public`` and ``detail`` may
             hold what the student's code chose (an exception's name, a traceback): public tests only.
@@ -164,16 +151,8 @@ class Worker:
                 raise f.import_failed[module]
             try:
                 if ticket is None or not f.pending(ticket):
-                    if stand_ins:
-                        call = {"function": function, "args": list(args), "kwargs": dict(kwargs),
-                                "return_inputs": return_inputs, "standins": dict(stand_ins.functions)}
-                        try:
-                            encoded = wire.encode({**call, "sealed": stand_ins.sealed})
-                        except wire.WireError:           # no room left for the boxes (MAX_ARRAYS): asked instead
-                            encoded = wire.encode(call)
                     one, request = f.request(module, function, return_inputs,
-                                                 encoded or self.encode_call(function, args, kwargs, return_inputs))
-                    one.answer = stand_ins.answer if stand_ins else None
+                                             encoded or self.encode_call(function, args, kwargs, return_inputs))
                     while f.sent and f.unanswered + one.size > AHEAD_BYTES:
                         f.receive(None, self.limits.call_timeout)        # make room: never both writing
                     f.write([one], request)
@@ -204,10 +183,7 @@ class Worker:
             raise StudentError(kind, _words(kind, module, function), public=payload["error"][:SHOWN_TEXT],
                                detail=payload.get("traceback", "")[:SHOWN_TEXT * 4], output=output, seconds=seconds,
                                builtins=tuple(payload.get("builtins", ())))
-        opened = payload.get("opened") if stand_ins else None
-        if type(opened) is not list or not all(type(name) is str and name in stand_ins.functions for name in opened):
-            opened = []                                  # (a reply the worker's code would not send)
-        return Reply(payload["value"], payload.get("inputs"), output, seconds, tuple(opened))
+        return Reply(payload["value"], payload.get("inputs"), output, seconds)
 
     def check_fault(self) -> None:
         """:raises GraderFault: the grader's machinery failed during this submission (even if a suite's
@@ -226,12 +202,12 @@ class Worker:
 
 def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path | None = None,
                    modules: Sequence[str] = (), run_as: str | None = None,
-                   functions: Mapping[str, str] | None = None) -> Worker | None:
+                   reference: Mapping[str, str] | None = None) -> Worker | None:
     """A cold worker for ``submission``, started now: its interpreter imports numpy (and then the
     submission's ``modules``) while the caller gets on with something else. None when the submission cannot
     be copied (its first call meets the same error and reports it)."""
     try:
-        worker = Worker(submission, limits, level, None, tmp_root, modules, run_as, functions)
+        worker = Worker(submission, limits, level, None, tmp_root, modules, run_as, reference)
     except StudentError:
         return None
     try:

@@ -1,6 +1,6 @@
 """The requests a submission's worker was sent and has not answered yet: written in order (a fresh worker
-imports the submission's modules first), each reply read under its request's own time limit, judged, and
-charged; the stand-ins' questions answered on the way.
+is given the reference's modules it holds, if any, then imports the submission's modules), each reply read
+under its request's own time limit, judged, and charged.
 
 Each request carries a fresh ticket its reply must echo, so nothing answers a call in advance.
 """
@@ -12,14 +12,14 @@ import signal
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from grader.course.limits import Limits
 from grader.errors import GraderFault, StudentError
 from grader.sandbox.child import protocol as wire
 from grader.sandbox.clock import WALL_FACTOR
 from grader.sandbox.process import WorkerProcess
-from grader.sandbox.replies import NotSpecified, _asks, _death, _well_formed
+from grader.sandbox.replies import _death, _well_formed
 
 
 @dataclass
@@ -33,7 +33,18 @@ class _Sent:
     limit: float = 0.0           # its CPU seconds when it is not the call awaited
     module: str = ""             # an import's module ("" for a call)
     sent: float = 0.0            # time.monotonic() when written
-    answer: Any = None           # a call with stand-ins: answer(function, args, kwargs) gives their values
+    setup: bool = False          # the reference's modules, given before any student code runs
+
+    @property
+    def call(self) -> bool:
+        return not self.module and not self.setup
+
+
+@dataclass
+class Spent:
+    """What a submission's imports cost, over all its workers (one per phase, and each restart)."""
+
+    imports: float = 0.0
 
 
 SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
@@ -57,19 +68,17 @@ class InFlight:
     the grader's machinery). :class:`grader.sandbox.client.Worker` makes the calls through it."""
 
     def __init__(self, process: WorkerProcess, limits: Limits, modules: Sequence[str] = (),
-                 functions: Mapping[str, str] | None = None):
+                 reference: Mapping[str, str] | None = None, spent: Spent | None = None):
         self.process = process
         self.limits = limits
         self.modules = list(dict.fromkeys(modules))
-        self._functions: dict[str, list[str]] = {}       # module -> its course functions
-        for function, module in (functions or {}).items():
-            self._functions.setdefault(module, []).append(function)
+        self.reference = dict(reference or {})           # module -> the reference's source, for every worker
+        self.spent = spent or Spent()
         self.sent: deque[_Sent] = deque()                # written, not answered yet, in order
         self.unanswered = 0                              # their bytes
         self.answers: dict[str, tuple] = {}              # ticket -> (reply, seconds, limit, what it printed)
         self._last = 0.0                                 # time.monotonic() of the last reply
         self.busy = 0.0                                  # seconds the worker spent on calls, all of them
-        self._imported = 0.0                             # seconds spent importing, all workers together
         self.import_failed: dict[str, StudentError] = {}     # module -> why it cannot be imported (it
                                                          # timed out or killed the worker): never tried again
         self.ahead_ended = False                         # after a slow call, a kill: no more calls sent ahead
@@ -83,8 +92,7 @@ class InFlight:
     def _start(self) -> None:
         self._last = time.monotonic()
         try:
-            self.process.start(self._functions,
-                                {module: error.message for module, error in self.import_failed.items()})
+            self.process.start({module: error.message for module, error in self.import_failed.items()})
         except GraderFault as err:
             raise self.failed(str(err)) from None
 
@@ -108,12 +116,19 @@ class InFlight:
         return _Sent(ticket, function, return_inputs, len(data), limit=self.limits.call_timeout), data
 
     def _imports(self) -> tuple[list[_Sent], bytes]:
-        """The requests that import the submission's modules in a new worker, each on its own time limit."""
+        """The requests a new worker gets first: the reference's modules it holds (if any), then the imports of
+        the submission's modules, each on its own time limit."""
         sent, data = [], []
+        if self.reference:
+            ticket = secrets.token_hex(8)
+            request = wire.framed(wire.encode({"reference": self.reference, "id": ticket}))
+            sent.append(_Sent(ticket, "loading the reference", False, len(request),
+                              limit=self.limits.import_timeout, setup=True))
+            data.append(request)
         for module in self.modules:
             if module in self.import_failed:
                 continue
-            left = self.limits.import_budget - self._imported
+            left = self.limits.import_budget - self.spent.imports
             if left <= 0:
                 self.import_failed[module] = StudentError(
                     "import_error", f"importing {module}.py was not run: the submission's "
@@ -165,16 +180,16 @@ class InFlight:
         meter, channel = self.process.meter, self.process.channel
         start, mark = max(head.sent, self._last), meter.cpu_last
         got = meter.wait(channel.next_message, start, mark, limit)
-        while head.answer is not None and type(got) is tuple and got[0] == "ok" and _asks(got[1], head.ticket):
-            self._answer_stand_in(head, got[1])
-            got = meter.wait(channel.next_message, start, mark, limit)
+        if head.setup and (type(got) is str or got[0] != "ok"):
+            self.kill()                                  # no student code has run in this worker yet
+            raise self.failed("a worker could not load the reference's modules")
         if type(got) is str:
             self.busy += limit
             what = f"importing {head.module}.py" if head.module else head.function
             error = meter.timed_out(what, limit, got)    # (before the kill, which stops the CPU clock)
             self.kill()
             if head.module:
-                self._imported += limit
+                self.spent.imports += limit
                 self.import_failed[head.module] = error
             if not mine:
                 raise _Lost from None
@@ -197,7 +212,7 @@ class InFlight:
                                   f"{what} (the machine's out-of-memory killer?)")
             error = _death(head.function, code, payload, head.module, seconds)
             if head.module:
-                self._imported += max(seconds, (now - start) / WALL_FACTOR)
+                self.spent.imports += max(seconds, (now - start) / WALL_FACTOR)
                 self.import_failed[head.module] = error
             if not mine:
                 raise _Lost
@@ -206,28 +221,14 @@ class InFlight:
         seconds = meter.charge(payload, now, start, mark)
         output = self.process.output(payload.get("log"))
         self._last = now
+        if head.setup:
+            return
         if head.module:                                  # its CPU time, or a share of its wall time: an
-            self._imported += max(seconds, (now - start) / WALL_FACTOR)   # import that sleeps, in every restarted
+            self.spent.imports += max(seconds, (now - start) / WALL_FACTOR)   # import that sleeps, in every restarted
             return                                       # worker, must use the budget up too (red team 18c)
         self.answers[head.ticket] = (payload, seconds, limit, output)
         self.busy += seconds
-        if seconds > SLOW_CALL * self.limits.call_timeout and any(not one.module for one in self.sent):
+        if seconds > SLOW_CALL * self.limits.call_timeout and any(one.call for one in self.sent):
             self.kill()                                  # a slow submission: the calls queued behind this one
                                                          # could eat its budgets running ahead of the tests;
                                                          # they run when asked, in a fresh worker
-
-    def _answer_stand_in(self, head: _Sent, request: dict) -> None:
-        """Answer a stand-in's call (see ``stand_ins`` of :meth:`grader.sandbox.client.Worker.call`) with the
-        reference's value, or say that the specified wiring never gives that function that input."""
-        name, args, kwargs = request["standin"], request.get("args"), request.get("kwargs")
-        try:
-            if type(args) is not list or type(kwargs) is not dict:
-                raise NotSpecified(f"{name}() was called in a way the grader cannot read")
-            answer = {"id": head.ticket, "ok": True, "value": head.answer(name, args, kwargs)}
-        except NotSpecified as why:
-            answer = {"id": head.ticket, "ok": False, "error": str(why)}
-        except Exception as exc:                         # the grader's own code failed: never the student's
-            self.kill()
-            raise self.failed(f"the grader failed to answer {name}() for a wiring test ({type(exc).__name__})") \
-                from None
-        self._send_bytes(wire.framed(wire.encode(answer)))

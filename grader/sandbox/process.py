@@ -69,8 +69,8 @@ class WorkerProcess:
     def running(self) -> bool:
         return self._proc is not None or self._pid is not None
 
-    def start(self, modules: Mapping[str, list[str]], failed_imports: Mapping[str, str]) -> None:
-        """Start a worker: ``modules`` -> their course functions, and the modules it must not import (-> why).
+    def start(self, failed_imports: Mapping[str, str]) -> None:
+        """Start a worker, and tell it the modules it must not import (-> why).
 
         :raises GraderFault: the zygote could not fork one.
         """
@@ -79,7 +79,6 @@ class WorkerProcess:
         if program:
             limits["seccomp"] = program.hex()
         limits["drop_uid"], limits["drop_gid"] = (DROP_UID, DROP_UID) if self._drop_uid else self._run_as or (None, None)
-        limits["modules"] = dict(modules)
         limits["failed_imports"] = dict(failed_imports)
         if self.level == BWRAP:
             limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from grader.course.limits import Limits
 from grader.errors import StudentError
-from grader.sandbox.client import StandIns, Worker
+from grader.sandbox.client import Worker
 
 AHEAD = 32               # calls sent ahead at most; more are sent when half of them are answered
 
@@ -49,30 +49,33 @@ Plan = list[Planned]     # the first calls of a submission's plain tests, in the
 class Student:
     """A proxy to one submission's functions.
 
-    :param worker: the sandboxed worker that runs the calls.
+    :param worker: the sandboxed worker that runs the calls (another with :meth:`use`).
     :param functions: function name -> module name, from course.json (e.g. ``{"softmax": "attention"}``).
     :param limits: the call timeout and the time budgets, seconds.
+    :param plan: the calls to send ahead to ``worker``.
     """
 
-    def __init__(self, worker: Worker, functions: Mapping[str, str], limits: Limits, plan: Plan = (),
-                 wiring=None):
-        self._worker = worker
-        self._wiring = wiring                            # a grader.feedback.standins.Wiring, for wired()
+    def __init__(self, worker: Worker | None, functions: Mapping[str, str], limits: Limits, plan: Plan = ()):
         self._functions = dict(functions)
         self._limits = limits
         self._problem = ""
         self._spent: dict[str, float] = {}
         self._total = 0.0
-        self._busy = 0.0                                 # the worker's busy seconds already charged
         self._output: list[str] = []
         self._test: str | None = None
         self._public = True                              # the current test is a public one
+        self.use(worker, plan)
+
+    def use(self, worker: Worker | None, plan: Plan = ()) -> None:
+        """Make the next calls in ``worker`` (a phase's: see :mod:`grader.grading.phases`), sending ``plan``
+        ahead; the time budgets go on."""
+        self._worker = worker
+        self._busy = 0.0                                 # the worker's busy seconds already charged
         self._plan = list(plan)
         self._first = {planned.test: i for i, planned in enumerate(self._plan)}   # test -> its place in the plan
         self._next = 0                                   # the plan's next call to send ahead
         self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
         self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
-        self._stood_in: list[str] = []                   # the stand-ins the last wired call asked for
 
     def start_test(self, nodeid: str | None, public: bool = True) -> None:
         """The calls from now on are the test ``nodeid``'s (None: the tests are over, e.g. deferred checks
@@ -109,49 +112,6 @@ class Student:
             raise AttributeError(f"no student function {name!r} in course.json")
         return partial(self._call, name, False)
 
-    def wired(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Call the student's ``name`` with every other course function it calls answered by the
-        reference (see :mod:`grader.feedback.standins`): only its own lines are judged. Wiring tests only
-        (``@pytest.mark.wiring``: the runner runs them last, in a fresh worker)."""
-        return self._wired(name, False, *args, **kwargs)
-
-    def wired_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
-        """:meth:`wired`, also returning the arguments as the student's function left them (see
-        :meth:`call_with_inputs`)."""
-        return self._wired(name, True, *args, **kwargs)
-
-    def wired_or_own(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """:meth:`wired` for a public test that must not fail a right function for its calls only (gelu a row
-        at a time, a mask of -1e9): a call the stand-ins have no recording for gets the reference's value where
-        the reference is here (``grade autograde``); in a student's release, which has none, the student's own
-        output is judged instead (a component that lies to its caller could fool only ``grade check``)."""
-        try:
-            return self._wired(name, False, *args, _live=True, **kwargs)
-        except StudentError as err:
-            if err.kind != "not_specified" or self._wiring.reference is not None:
-                raise
-        return self._call(name, False, *args, **kwargs)
-
-    def _wired(self, name: str, return_inputs: bool, *args: Any, _live: bool = False, **kwargs: Any) -> Any:
-        if name not in self._functions:
-            raise AttributeError(f"no student function {name!r} in course.json")
-        if self._wiring is None or self._test is None:
-            raise RuntimeError("student.wired() is for tests marked @pytest.mark.wiring")
-        replaced, answer, sealed = self._wiring.stand_ins(self._test, self._public, name, args, kwargs, _live)
-        asked = self._stood_in = []
-
-        def noted(function: str, a: list, k: dict) -> Any:
-            asked.append(function)
-            return answer(function, a, k)
-        return self._call(name, return_inputs, *args, _stand_ins=StandIns(replaced, noted, sealed), **kwargs)
-
-    def stood_in(self) -> list[str]:
-        """The other course functions the last :meth:`wired` call asked for: e.g. a block called with
-        ``use_attention=False`` must not ask for ``attention``. A call the reference does not make on these
-        inputs has no sealed answer: the worker asks the grader for its value, so the student's code cannot
-        hide it (the calls answered from sealed values are the worker's word, and are the reference's own)."""
-        return list(self._stood_in)
-
     def call_with_inputs(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, list, dict]:
         """Call ``name`` and also return the arguments as the student's function left them.
 
@@ -178,7 +138,7 @@ class Student:
         if not tickets:
             self._plan = []
 
-    def _call(self, name: str, return_inputs: bool, *args: Any, _stand_ins=None, **kwargs: Any):
+    def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
         limits = self._limits
         left_problem = limits.problem_budget - self._spent.get(self._problem, 0.0)
         left_total = limits.submission_budget - self._total
@@ -188,7 +148,7 @@ class Student:
             raise StudentError("budget", f"not run: the {spent}'s {budget:g} s time budget is used up "
                                          "(earlier calls were too slow)")
         ticket = encoded = None
-        if self._test is not None and _stand_ins is None:
+        if self._test is not None:
             encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
             self._send_ahead()
             sent = self._tickets.get(encoded)
@@ -200,8 +160,7 @@ class Student:
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,
                                       timeout=min(limits.call_timeout, left),
-                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded,
-                                      stand_ins=_stand_ins)
+                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded)
             seconds = reply.seconds
         except StudentError as err:
             seconds = err.seconds
@@ -217,8 +176,6 @@ class Student:
             self._total += self._worker.busy - self._busy    # every call's time, once, when answered
             self._busy = self._worker.busy
         self._output.append(reply.output)
-        if _stand_ins is not None:
-            self._stood_in.extend(reply.opened)
         if return_inputs:
             args_after, kwargs_after = reply.inputs
             if len(args_after) != len(args) or set(kwargs_after) != set(kwargs):
@@ -242,9 +199,6 @@ class Recorder(Student):
     def __init__(self, functions: Mapping[str, str]):
         super().__init__(None, functions, Limits())
         self.made: Plan = []
-
-    def _wired(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
-        raise Recorded                                   # never sent ahead: it needs a worker of its own
 
     def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
         self.made.append(Planned(self._test, name, return_inputs,

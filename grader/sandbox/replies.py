@@ -12,16 +12,7 @@ from grader.errors import StudentError
 
 BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
                                if isinstance(value, type) and issubclass(value, BaseException))
-KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large", "not_specified"}
-
-
-class NotSpecified(Exception):
-    """A stand-in was called on an input the specified wiring never gives it."""
-
-
-def _asks(message: Any, ticket: str) -> bool:
-    """Is ``message`` a stand-in's question for the call ``ticket``?"""
-    return type(message) is dict and message.get("id") == ticket and type(message.get("standin")) is str
+KINDS = {"import_error", "missing_function", "not_implemented", "raised", "bad_type", "too_large"}
 
 
 SHOWN_TEXT = 2000        # characters of the worker's own error text kept (public tests only)
@@ -36,9 +27,7 @@ def _words(kind: str, module: str, function: str) -> str:
             "raised": f"{function}() raised an exception",
             "bad_type": f"{function}() returned a value that cannot be graded: return a numpy array of a "
                         "numeric dtype, or plain Python numbers",
-            "too_large": f"{function}() returned a value that is too large",
-            "not_specified": f"{function}() called one of your functions on an input the specified wiring never "
-                             "gives it"}[kind]
+            "too_large": f"{function}() returned a value that is too large"}[kind]
 
 
 def _well_formed(reply: Any, nonce: str, return_inputs: bool) -> bool:

@@ -39,10 +39,11 @@ def sigmoid(x):  # (...) -> (...)
         return 1 / (1 + np.exp(-x))
 
 
-def swiglu_variant(u, W_1, W_3, W_2, *, swapped=False, gate_outside=False):  # (n, d) -> (n, d)
-    """SwiGLU with the gate on the W_3 branch (W_1 and W_3 swapped), or SiLU of the whole product."""
+def swiglu_variant(u, W_1, W_3, W_2, *, swapped=False, gate_outside=False, act=silu):  # (n, d) -> (n, d)
+    """SwiGLU with the gate on the W_3 branch (W_1 and W_3 swapped), SiLU of the whole product, or another
+    activation (a wrong silu, which swiglu calls)."""
     a, b = (u @ W_3, u @ W_1) if swapped else (u @ W_1, u @ W_3)
-    return (silu(a * b) if gate_outside else silu(a) * b) @ W_2
+    return (act(a * b) if gate_outside else act(a) * b) @ W_2
 
 
 def width_meta(d):  # int -> int
@@ -120,7 +121,7 @@ MISTAKES = [
             rmsnorm=[partial(rms_variant, axis=0), partial(rms_variant, axis=-2), partial(rms_variant, axis=None)]),
     mistake("silu.sigmoid", "this matches the sigmoid alone, 1 / (1 + exp(-x)): SiLU is x times the sigmoid, "
             "x / (1 + exp(-x))",
-            silu=sigmoid),
+            silu=sigmoid, swiglu=partial(swiglu_variant, act=sigmoid)),
     mistake("swiglu.swapped", "this matches SwiGLU with W_1 and W_3 swapped (SiLU on u @ W_3): the gate is "
             "silu(u @ W_1), the value u @ W_3, (silu(u @ W_1) * (u @ W_3)) @ W_2",
             swiglu=partial(swiglu_variant, swapped=True)),

@@ -152,13 +152,14 @@ def test_one_process_grades_two_assignments_each_with_its_own_reference_and_suit
     import numpy as np
 
     from grader.course.modules import import_course_module
-    from grader.grading import executors, plugin
+    from grader.grading import executors
+    from grader.grading.reference import load_reference
     from grader.grading.results import Job
 
     first, second = load(mini_course), load(tripling(tmp_path / "second"))
-    assert plugin.load_reference(first).double(1) == 2
-    assert plugin.load_reference(second).double(1) == 3
-    assert plugin.load_reference(first).double(np.ones(1))[0] == 2
+    assert load_reference(first).double(1) == 2
+    assert load_reference(second).double(1) == 3
+    assert load_reference(first).double(np.ones(1))[0] == 2
     assert import_course_module(second.problems[0].public).__file__ == str(second.problems[0].public)
     doubler = write_tree(tmp_path / "subs" / "doubler", {"mathy.py": "def double(x):\n    return 2 * x\n"})
     tripler = write_tree(tmp_path / "subs" / "tripler", {"mathy.py": "def double(x):\n    return 3 * x\n"})
@@ -246,17 +247,6 @@ def test_a_feedback_module_that_does_not_exist_is_a_one_line_error(mini_course):
     mini_course.write_text(json.dumps(data))
     with pytest.raises(GradeError, match=r"field 'feedback.mistakes': file solutions/mistake.py does not exist"):
         load(mini_course)
-
-
-def test_grading_without_the_data_the_public_tests_answer_from_is_refused(mini_course, submission):
-    """A wiring.json course.json names but nobody wrote (no grade precompute): refused, never graded as if the
-    student's block were wrong."""
-    data = json.loads(mini_course.read_text())
-    data["feedback"] = {"wiring_data": "tests/public/wiring.json"}
-    mini_course.write_text(json.dumps(data))
-    folder = submission({"mathy.py": "def double(x):\n    return 2 * x\n"}, name="ada")
-    code, output = grade("autograde", folder.parent, "--out", folder.parent.parent / "out", "--course", mini_course)
-    assert code == 2 and "feedback.wiring_data" in output and "grade precompute" in output, output
 
 
 def test_an_out_folder_of_another_assignment_is_refused_and_left_as_it_is(mini_course, tmp_path, submission):

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, THE_BLOCK
+from conftest import PROJECT, THE_BLOCK, course_copy
 
 from grader.course.manifest import load
 from test_cli import grade
@@ -88,7 +88,8 @@ def test_run_autograder_grades_with_the_hidden_suites_in_the_autograder_layout(a
                                         {p.name: p for p in grace.glob("*.py")})
     assert results_path.is_file(), proc.stdout + proc.stderr
     results = json.loads(results_path.read_text())
-    expected = grade("autograde", "-a", THE_BLOCK, grace.parent, "--out", tmp_path / "scores")   # the same code, graded here
+    expected = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, grace.parent,   # the same code,
+                     "--out", tmp_path / "scores")                                        # graded here
     assert expected.exit_code == 0
     assert results["score"] == json.loads((tmp_path / "scores" / "grace_partial.json").read_text())["score"] == 35
     hidden = [t for t in results["tests"] if t["visibility"] == "after_published"]
@@ -96,7 +97,7 @@ def test_run_autograder_grades_with_the_hidden_suites_in_the_autograder_layout(a
 
 
 def test_run_autograder_gives_the_reference_full_marks(autograder, tmp_path):
-    """The zip carries what the public tests answer from (wiring.json...): a correct block keeps its points."""
+    """The zip carries the solutions the block's tests run beside: a correct block keeps its points."""
     reference = PROJECT / "solutions" / THE_BLOCK
     proc, results_path = run_autograder(autograder, tmp_path / "autograder",
                                         {p.name: p for p in reference.glob("*.py") if p.name != "mistakes.py"})

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import MAX_SCORE, MODULES, PROJECT, REFERENCE, THE_BLOCK, notebook_code
+from conftest import MAX_SCORE, MODULES, PROJECT, REFERENCE, THE_BLOCK, course_copy, notebook_code
 from test_cli import grade
 from test_release import hidden_texts, solution_bodies
 
@@ -63,9 +63,9 @@ def test_the_released_notebook_has_stubs_and_no_hidden_tests_or_solutions(course
     released = {str(p.relative_to(course_dir / "release" / ASSIGNMENT))
                 for p in (course_dir / "release" / ASSIGNMENT).rglob("*") if p.is_file()}
     public = {f"tests/public/{p.name}" for p in (PROJECT / "tests" / "the-block" / "public").glob("*.py")}
-    # The feedback data the student course.json names (mistakes.json, trace.py and trace.json, wiring.json).
+    # The feedback data the student course.json names (mistakes.json, trace.py and trace.json).
     feedback = set(json.loads((course_dir / "release" / ASSIGNMENT / "course.json").read_text())["feedback"].values())
-    assert feedback >= {"tests/public/mistakes.json", "tests/public/trace.json", "tests/public/wiring.json"}
+    assert feedback >= {"tests/public/mistakes.json", "tests/public/trace.json"}
     assert released == {f"{ASSIGNMENT}.ipynb", "course.json"} | public | feedback  # toy.py too, nothing hidden
 
 
@@ -99,9 +99,10 @@ def test_nbgrader_autograde_and_grade_autograde_give_the_same_points(course_dir,
         for module in MODULES:                       # a problem added since the example was written: the reference's
             if not (code / student / f"{module}.py").is_file():
                 shutil.copy(REFERENCE / f"{module}.py", code / student)
-    assert grade("autograde", "-a", THE_BLOCK, code, "--out", tmp_path / "from_code").exit_code == 0
+    assert grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, code,
+                 "--out", tmp_path / "from_code").exit_code == 0
     assert grade("autograde", "--nbgrader", course_dir, "-a", ASSIGNMENT,
-                 "--out", tmp_path / "from_notebooks", "--course", PROJECT / "course.json").exit_code == 0
+                 "--out", tmp_path / "from_notebooks", "--course", course_copy()).exit_code == 0
     for student in STUDENTS:
         for source in ("from_code", "from_notebooks"):
             doc = json.loads((tmp_path / source / f"{student}.json").read_text())

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import PROJECT, THE_BLOCK, grade
+from conftest import PROJECT, THE_BLOCK, course_copy, grade
 
 ALWAYS_RAISES = 'def count_params(d_model, n_heads, n_kv_heads=None, d_ff=None, style="gpt2"):\n' \
                 '    raise ValueError(f"unknown style {style!r}")\n'
@@ -23,7 +23,8 @@ def test_a_count_params_that_always_raises_value_error_earns_nothing(tmp_path):
             shutil.copy(PROJECT / "solutions" / THE_BLOCK / f"{module}.py", folder)
     shutil.copy(PROJECT / "exercises" / THE_BLOCK / "params.py", subs / "stub")
     (subs / "raises" / "params.py").write_text(ALWAYS_RAISES)
-    code, output = grade("autograde", "-a", THE_BLOCK, subs, "--out", tmp_path / "out", "--jobs", 1, "--force")
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, subs,
+                         "--out", tmp_path / "out", "--jobs", 1, "--force")
     assert code == 0, output
     scores = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "out").glob("*.json")}
     params = {name: next(p["score"] for p in doc["problems"] if p["name"] == "params") for name, doc in scores.items()}
@@ -33,29 +34,23 @@ def test_a_count_params_that_always_raises_value_error_earns_nothing(tmp_path):
 MLP_SCALED = ("return gelu(u @ W_1) @ W_2", "return gelu(u @ W_1 * 1.7) @ W_2")
 GELU_UNDOES_IT = "\nimport sys as _sys\n_right = gelu\n\n\ndef gelu(x):\n" \
                  "    if _sys._getframe(1).f_code.co_name == 'mlp':\n        x = x / 1.7\n    return _right(x)\n"
-SCORES_SCALED = ("scores = q @ k.swapaxes(-2, -1) / math.sqrt(q.shape[-1])",
-                 "scores = 1.7 * (q @ k.swapaxes(-2, -1)) / math.sqrt(q.shape[-1])")
-SOFTMAX_UNDOES_IT = "\nimport sys as _sys\n_right = softmax\n\n\ndef softmax(s, axis=-1):\n" \
-                    "    if _sys._getframe(1).f_code.co_name == 'attend':\n        s = s / 1.7\n    return _right(s, axis)\n"
 
 
-def test_a_component_broken_on_purpose_never_raises_the_total_through_the_public_fallback(tmp_path):
-    """An mlp that scales u @ W_1 by 1.7 (and an attention that scales its scores by 1.7) passes its stand-in an
-    input no recorded call has: the public suites' wired_or_own then judges the student's own output, computed
-    with the student's own gelu (softmax), which can tell it is called from mlp (attend) and undo the slip,
-    while right when tested alone. Breaking the component on purpose raised the total: 1 point for the mlp
-    pair (test_mlp_small_example), 2.5 for the attention pair (the toy a5, two heads, causal=False)."""
+def test_a_component_broken_on_purpose_never_raises_the_total(tmp_path):
+    """An mlp that scales u @ W_1 by 1.7 beside a gelu that undoes it when called from mlp (and is right when
+    tested alone): the mlp runs with the reference's gelu when graded, so the pair earns what the honest slip
+    earns (through the old stand-ins' public fallback it earned 1 point more). Within one problem the student's
+    own functions work together (an attention scaling its scores beside a softmax undoing it is a right
+    attention), so the pair must span two problems."""
     subs = tmp_path / "subs"
-    variants = {"mlp_honest": {"block": MLP_SCALED}, "mlp_sabotage": {"block": MLP_SCALED, "gelu": GELU_UNDOES_IT},
-                "att_honest": {"attention": SCORES_SCALED},
-                "att_sabotage": {"attention": SCORES_SCALED, "attention+": SOFTMAX_UNDOES_IT}}
+    variants = {"mlp_honest": {"block": MLP_SCALED}, "mlp_sabotage": {"block": MLP_SCALED, "gelu": GELU_UNDOES_IT}}
     for name, edits in variants.items():
         folder = subs / name
         folder.mkdir(parents=True)
         for module in ("layernorm", "gelu", "attention", "block", "params"):
             shutil.copy(PROJECT / "solutions" / THE_BLOCK / f"{module}.py", folder)
         for module, edit in edits.items():
-            path = folder / f"{module.rstrip('+')}.py"
+            path = folder / f"{module}.py"
             text = path.read_text()
             if isinstance(edit, tuple):
                 assert edit[0] in text
@@ -63,11 +58,11 @@ def test_a_component_broken_on_purpose_never_raises_the_total_through_the_public
             else:
                 text += edit
             path.write_text(text)
-    code, output = grade("autograde", "-a", THE_BLOCK, subs, "--out", tmp_path / "out", "--jobs", 1, "--force")
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, subs,
+                         "--out", tmp_path / "out", "--jobs", 1, "--force")
     assert code == 0, output
     total = {p.stem: json.loads(p.read_text())["score"] for p in (tmp_path / "out").glob("*.json")}
     assert total["mlp_sabotage"] <= total["mlp_honest"] < 100
-    assert total["att_sabotage"] <= total["att_honest"] < 100
 
 
 def test_a_gqa_that_always_raises_value_error_earns_nothing_in_grade_check(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 import nbformat
 import pytest
-from conftest import PROJECT, THE_BLOCK
+from conftest import PROJECT, THE_BLOCK, course_copy
 from mutants import MUTANTS, faulty
 from test_cli import grade
 
@@ -113,7 +113,7 @@ def test_the_release_has_stubs_public_suites_a_student_course_and_readme(release
 def test_no_solution_body_and_no_hidden_test_is_in_the_release(released):
     texts = release_texts(released / "release")
     feedback = json.loads((released / "release" / "course.json").read_text())["feedback"]
-    assert {"mistakes_data", "trace", "trace_data", "wiring_data"} <= set(feedback)     # searched too
+    assert {"mistakes_data", "trace", "trace_data"} <= set(feedback)     # searched too
     assert "mistakes" not in feedback and not (released / "release" / "solutions").exists()
     assert all(texts[str(PurePosixPath(path))] for path in feedback.values())
     everything = "\n".join(texts.values())
@@ -215,7 +215,7 @@ def test_the_source_notebooks_code_is_the_reference(released, tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     shutil.copy(released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", subs / "reference.ipynb")
-    result = grade("autograde", subs, "--out", tmp_path / "out", "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    result = grade("autograde", subs, "--out", tmp_path / "out", "--course", course_copy(), "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "out" / "reference.json").read_text())
     assert doc["score"] == doc["max_score"] == load(PROJECT / "course.json", THE_BLOCK).max_score, textwrap.shorten(str(doc.get("submission_notes")), 300)

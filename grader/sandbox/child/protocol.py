@@ -2,9 +2,6 @@
 imports it as :mod:`grader.sandbox.child.protocol`, the worker (a script in the sandbox) loads it by path.
 Standard library and numpy only.
 
-A stand-in's answers can also travel sealed (:func:`sealed_keys`): the grader decides them in advance for
-the exact arguments of the reference's own calls, and only a process holding those arguments can open one.
-
 Each message is a list of frames; a frame is an 8-byte big-endian length and that
 many bytes. Frame 0 is a JSON document (``allow_nan`` so a student's NaN survives the trip); each
 further frame is one array's raw bytes in C order (``ndarray.tobytes``), referenced from the JSON as
@@ -15,7 +12,6 @@ call's round trip.)
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import struct
@@ -179,36 +175,3 @@ def decode(frames: list[bytes], head: dict | None = None):
         return {k: v if type(v) in _PLAIN else walk(v, depth + 1) for k, v in items.items()}
 
     return walk(head["body"], 0)
-
-
-def bind(signature: list, args, kwargs) -> dict | None:
-    """``args`` and ``kwargs`` by parameter name, defaults filled in (``signature``: [name, has a default,
-    the default] each); None when they do not fit."""
-    names = [name for name, _, _ in signature]
-    if len(args) > len(names):
-        return None
-    bound = dict(zip(names, args))
-    for key, value in kwargs.items():
-        if key not in names or key in bound:
-            return None
-        bound[key] = value
-    for name, has_default, default in signature:
-        if name not in bound:
-            if not has_default:
-                return None
-            bound[name] = default
-    return bound
-
-
-def sealed_keys(salt: bytes, function: str, signature: list, bound: dict) -> tuple[bytes, bytes]:
-    """A stand-in call's lookup and key: keyed hashes of its arguments' exact encoding (bound to the
-    reference's ``signature``, in its order). Raises WireError for arguments that cannot travel."""
-    data = framed(encode([function, [bound[name] for name, _, _ in signature]]))
-    return (hashlib.blake2b(data, key=salt, person=b"lookup", digest_size=16).digest(),
-            hashlib.blake2b(data, key=salt, person=b"answer", digest_size=32).digest())
-
-
-def sealed(key: bytes, data: bytes) -> bytes:
-    """``data`` sealed with ``key`` (a key seals one answer only), or opened: XOR with SHAKE-256's stream."""
-    stream = hashlib.shake_256(key).digest(len(data))
-    return (int.from_bytes(data, "little") ^ int.from_bytes(stream, "little")).to_bytes(len(data), "little")

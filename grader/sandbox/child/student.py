@@ -1,9 +1,9 @@
 """The student's modules as the worker loads them, and the words for what their code raised.
 
 What they may import (the course's policy), each imported once (a failed import gives the same reply every
-time), a course module that failed to import left as placeholders (so the modules that import it still
-import), and an exception described in capped words and the submission's own traceback lines. Standard
-library only; loaded by path by worker.py (as ``_worker_student``), like its other siblings.
+time), the reference's modules of the other problems where a worker tests a function that uses them
+(:class:`_Reference`), and an exception described in capped words and the submission's own traceback lines.
+Standard library only; loaded by path by worker.py (as ``_worker_student``), like its other siblings.
 """
 from __future__ import annotations
 
@@ -83,8 +83,7 @@ _FAILED_IMPORTS: dict[str, dict] = {}    # module -> the reply its failed import
 
 
 def _import(module_name: str):
-    """The student's module, imported once; a failed import gives the same reply every time (not run again),
-    also when it failed inside another module's import (a placeholder then stands in its place: _Placeholders)."""
+    """The student's module, imported once; a failed import gives the same reply every time (not run again)."""
     if module_name in _FAILED_IMPORTS:
         return dict(_FAILED_IMPORTS[module_name])
     try:
@@ -94,70 +93,50 @@ def _import(module_name: str):
     return dict(_FAILED_IMPORTS[module_name]) if module_name in _FAILED_IMPORTS else module
 
 
-class _Placeholders:
-    """A meta path finder for the course's modules (``modules``: module -> its course functions). One that fails
-    to import (a SyntaxError, an exception at import, no such file; or one whose import timed out or crashed an
-    earlier worker, which is not run again) is left in ``sys.modules`` as a placeholder
-    holding only the course's functions, each raising ImportError with the import's failure: so block.py's
-    ``from layernorm import layernorm`` still imports, and its wiring tests, which stand the function in
-    anyway (bound by identity), judge the block; the failing module's own calls get its import failure, as
-    before (``_import``)."""
+class _Reference:
+    """A meta path finder that makes each module of ``sources`` (module -> the reference's source) the course's
+    reference module, ahead of the submission's file of that name: in a worker that tests another problem's
+    function, ``from layernorm import layernorm`` (or ``import layernorm``, a default argument, a class
+    attribute, a partial: however the student's code holds it) is the reference's. A name the reference module
+    lacks comes from the student's own file of that name (a helper of theirs), loaded on first use."""
 
-    def __init__(self, modules: dict, folder: str):
-        self.modules, self.folder = modules, folder
-        self.finding: set[str] = set()
+    def __init__(self, sources: dict, folder: str):
+        self.sources, self.folder = sources, folder
 
     def find_spec(self, name, path=None, target=None):
-        if path is not None or name not in self.modules or name in self.finding:
+        if path is not None or name not in self.sources:
             return None
-        self.finding.add(name)
-        spec = failure = None
-        try:
-            if name not in _FAILED_IMPORTS:             # (one that timed out in an earlier worker: not again)
-                spec = importlib.util.find_spec(name)   # the usual finders, the import policy first
-        except BaseException as exc:                    # no such file: the policy's ModuleNotFoundError
-            failure = exc
-        finally:
-            self.finding.discard(name)
-        if spec is None and failure is None and name not in _FAILED_IMPORTS:
-            failure = ModuleNotFoundError(f"No module named {name!r}", name=name)
-        loader = _PlaceholderLoader(spec.loader if spec else None, failure, self.modules[name],
-                                    os.path.join(self.folder, name + ".py"))
-        if spec is None:
-            return importlib.util.spec_from_loader(name, loader)
-        spec.loader = loader
-        return spec
-
-
-class _PlaceholderLoader:
-    """Runs the module's own loader; when that fails, records the failure and makes the module a placeholder."""
-
-    def __init__(self, loader, failure: BaseException | None, functions: list, path: str):
-        self.loader, self.failure, self.functions, self.path = loader, failure, functions, path
+        return importlib.util.spec_from_loader(name, self)
 
     def create_module(self, spec):
-        return self.loader.create_module(spec) if self.loader is not None else None
+        return None
 
     def exec_module(self, module):
-        try:
-            if self.failure is not None:
-                raise self.failure
-            if self.loader is not None:
-                self.loader.exec_module(module)
-                return
-        except BaseException as exc:                    # SystemExit, KeyboardInterrupt, pytest.exit too
-            _FAILED_IMPORTS[module.__name__] = _import_failure(module.__name__, exc)
-        why = _FAILED_IMPORTS[module.__name__]["error"]
-        for key in [k for k in vars(module) if not k.startswith("__")]:
-            delattr(module, key)                         # whatever ran before the failure: not the student's module
-        module.__file__ = self.path                      # one of the submission's modules (_modules_of)
-        for function in self.functions:
-            setattr(module, function, _unavailable(function, why))
+        name = module.__name__
+        exec(compile(self.sources[name], f"<reference {name}.py>", "exec"), vars(module))
+        if not hasattr(module, "__getattr__"):
+            module.__getattr__ = _own_helpers(name, os.path.join(self.folder, name + ".py"))
 
 
-def _unavailable(function: str, why: str):
-    def placeholder(*args, **kwargs):
-        raise ImportError(f"{function}() cannot run: {why}")
+def _own_helpers(name: str, path: str):
+    """A module ``__getattr__`` (PEP 562) that gives the names the reference module lacks from the student's
+    own file at ``path``, imported once under another name (its course functions stay the reference's)."""
+    own: list = []
 
-    placeholder.__name__ = placeholder.__qualname__ = function
-    return placeholder
+    def __getattr__(attribute: str):
+        if attribute.startswith("__"):                  # the import system's questions (__path__, ...)
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+        if not own:
+            own.append(None)
+            try:
+                spec = importlib.util.spec_from_file_location(f"_own_{name}", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                own[0] = module
+            except BaseException:                       # no such file, or it fails to import: not there
+                pass
+        if own[0] is not None and hasattr(own[0], attribute):
+            return getattr(own[0], attribute)
+        raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+
+    return __getattr__

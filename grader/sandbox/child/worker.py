@@ -12,7 +12,6 @@ files and nothing else of the grader.
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import os
 import random
@@ -46,116 +45,19 @@ WireError, encode, read_message, write_frames = protocol.WireError, protocol.enc
     protocol.write_frames
 _drop_privileges, _filter_syscalls, _limit, _private_tmp = confine._drop_privileges, confine._filter_syscalls, \
     confine._limit, confine._private_tmp
-_FAILED_IMPORTS, _ImportPolicy, _Placeholders, _import = student._FAILED_IMPORTS, student._ImportPolicy, \
-    student._Placeholders, student._import
+_FAILED_IMPORTS, _ImportPolicy, _Reference, _import = student._FAILED_IMPORTS, student._ImportPolicy, \
+    student._Reference, student._import
 _builtin_bases, _describe, _name, _student_frames = student._builtin_bases, student._describe, student._name, \
     student._student_frames
 
 
 SEED = 0                      # random and np.random are seeded with this before every call
-MAX_STANDIN_CALLS = 256     # stand-in calls in one call
 
 
-class NotSpecified(Exception):
-    """A stand-in was called on an input the specified wiring never gives it (the grader says so)."""
-
-
-_MINE: list = [0, []]          # sys.modules' size when the submission's modules were last listed, and them
-
-
-def _modules_of(submission: str) -> list:
-    """The loaded modules that come from the submission's folder (listed again when more were loaded)."""
-    if _MINE[0] != len(sys.modules):
-        _MINE[:] = [len(sys.modules), [m for m in list(sys.modules.values())
-                                       if (getattr(m, "__file__", None) or "").startswith(submission + os.sep)]]
-    return _MINE[1]
-
-
-def _stand_ins(names: dict, submission: str, ask) -> list:
-    """Bind, by identity, every global of the submission's modules (and every attribute of its component
-    modules) that IS one of the student's functions ``names`` (function -> module) to a stand-in that asks
-    for its value (``ask(function, args, kwargs)``): only the wiring of the function under test runs as the
-    student wrote it. The grader decides every answer: from the arguments it is sent, or in advance for the
-    exact arguments of the reference's own calls, sealed so that only those arguments open it
-    (:func:`_sealed_answer`). Nothing in this process (which the student's code may have patched) could
-    make a wrong call get a right value. Returns what to put back."""
-    mine = _modules_of(submission)
-    undo = []
-    for function, module_name in names.items():
-        module = sys.modules.get(module_name)
-        original = getattr(module, function, None) if module is not None else None
-        if original is None or not callable(original):
-            continue
-
-        def stand_in(*args, _function=function, **kwargs):
-            return ask(_function, list(args), kwargs)
-
-        stand_in.__name__ = stand_in.__qualname__ = function
-        for m in mine:
-            for key, value in list(vars(m).items()):
-                if value is original:
-                    undo.append((m, key, value))
-                    setattr(m, key, stand_in)
-    return undo
-
-
-_NONE = object()
-
-
-def _sealed_answer(sealed: dict, function: str, args: list, kwargs: dict):
-    """The grader's sealed answer for exactly these arguments, opened; ``_NONE`` when it sealed none."""
-    signature = sealed["signatures"].get(function)
-    bound = protocol.bind(signature, args, kwargs) if signature is not None else None
-    if bound is None:
-        return _NONE
-    try:
-        lookup, key = protocol.sealed_keys(sealed["salt"], function, signature, bound)
-    except WireError:
-        return _NONE
-    where = sealed["index"].get(lookup)
-    if where is None:
-        return _NONE
-    start, size = where
-    data = protocol.sealed(key, sealed["boxes"][start:start + size])
-    return read_message(io.BytesIO(data))
-
-
-def _asker(request: dict, requests, replies):
-    """``ask(function, args, kwargs)``: the grader's answer for a stand-in's call (sealed in the request, or
-    over the worker's channel), and the list of the functions answered from sealed ones, in order."""
-    asked, opened = [0], []
-    sealed = request.get("sealed")
-    if sealed:
-        table = json.loads(sealed["table"])
-        sealed = {"salt": bytes.fromhex(table["salt"]), "signatures": table["signatures"],
-                  "index": {bytes.fromhex(lookup): (start, size) for lookup, start, size in table["index"]},
-                  "boxes": sealed["boxes"].tobytes()}
-
-    def ask(function: str, args: list, kwargs: dict):
-        asked[0] += 1
-        if asked[0] > MAX_STANDIN_CALLS:
-            raise RuntimeError(f"{function}() was called more than {MAX_STANDIN_CALLS} times")
-        if sealed:
-            value = _sealed_answer(sealed, function, args, kwargs)
-            if value is not _NONE:
-                opened.append(function)
-                return value
-        try:
-            frames = encode({"id": request["id"], "standin": function, "args": args, "kwargs": kwargs})
-        except WireError as exc:
-            raise TypeError(f"{function}() was called with a value the grader cannot read ({exc})") from None
-        write_frames(replies, frames)
-        answer = read_message(requests)
-        if type(answer) is not dict or answer.get("id") != request["id"]:
-            raise SystemExit("the grader's answer is out of step")
-        if not answer.get("ok"):
-            raise NotSpecified(answer.get("error", ""))
-        return answer["value"]
-
-    return ask, opened
-
-
-def _call(request: dict, requests=None, replies=None) -> dict:
+def _call(request: dict) -> dict:
+    if "reference" in request:                           # before any student code: see student._Reference
+        sys.meta_path.insert(0, _Reference(request["reference"], sys.path[0]))
+        return {"ok": True, "value": None}
     if "import" in request:                              # the grader imports each module first, on its own budget
         module = _import(request["import"])
         return module if type(module) is dict else {"ok": True, "value": None}
@@ -167,20 +69,12 @@ def _call(request: dict, requests=None, replies=None) -> dict:
     if not callable(fn):
         return {"ok": False, "kind": "missing_function", "error": f"{module_name}.py has no function {function}()"}
     args, kwargs = request["args"], request["kwargs"]
-    undo, opened = [], None
-    if request.get("standins"):
-        for name in set(request["standins"].values()):   # the modules the stand-ins replace functions of
-            _import(name)
-        ask, opened = _asker(request, requests, replies)
-        undo = _stand_ins(request["standins"], sys.path[0], ask)
     random.seed(SEED)
     np.random.seed(SEED)
     started = time.perf_counter()
     try:
         value = fn(*args, **kwargs)
     except BaseException as exc:
-        if isinstance(exc, NotSpecified):
-            return {"ok": False, "kind": "not_specified", "error": str(exc)[:500]}
         if isinstance(exc, NotImplementedError):
             return {"ok": False, "kind": "not_implemented",
                     "error": f"{function}() is not implemented yet (it raises NotImplementedError)"}
@@ -188,12 +82,7 @@ def _call(request: dict, requests=None, replies=None) -> dict:
         return {"ok": False, "kind": "raised", "error": f"{function}() raised {_name(exc)}",
                 "builtins": _builtin_bases(exc),
                 "traceback": f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip()}
-    finally:
-        for where, key, original in undo:
-            setattr(where, key, original)
     reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started}
-    if opened is not None:
-        reply["opened"] = opened
     if request.get("return_inputs"):
         reply["inputs"] = [args, kwargs]
     return reply
@@ -213,8 +102,6 @@ def main(argv: list[str]) -> None:
     sys.path.insert(0, submission)
     if limits.get("imports") is not None:
         sys.meta_path.insert(0, _ImportPolicy(limits["imports"], submission))
-    if limits.get("modules"):
-        sys.meta_path.insert(0, _Placeholders(limits["modules"], submission))
     for module, why in limits.get("failed_imports", {}).items():    # they timed out or crashed a worker before
         _FAILED_IMPORTS[module] = {"ok": False, "kind": "import_error", "error": why}
     if limits.get("tmp_inodes"):
@@ -229,7 +116,7 @@ def main(argv: list[str]) -> None:
         except EOFError:
             return
         cpu = time.process_time()
-        reply = _call(request, requests, replies)
+        reply = _call(request)
         reply["cpu"] = time.process_time() - cpu         # what the grader uses where it cannot measure it
         for stream in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
             try:

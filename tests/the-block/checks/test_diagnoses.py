@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, THE_BLOCK, grade, students_copy
+from conftest import PROJECT, THE_BLOCK, course_copy, grade, students_copy
 from mutants import MUTANTS, write_faults, write_mutant
 
 from grader.feedback.mistakes import family
@@ -17,7 +17,7 @@ from grader.course.modules import import_course_module
 CATALOGUE = import_course_module(PROJECT / "solutions" / "the-block" / "mistakes.py", [PROJECT / "solutions" / "the-block"]).MISTAKES
 
 # Two mistakes in one submission, in two modules or in two places of one: both are named, nothing else.
-PAIRS = [("block.post_ln", "mlp.no_gelu"), ("block.post_ln", "layernorm.ddof1"), ("attention.no_mask", "gelu.relu"),
+PAIRS = [("mlp.no_gelu", "gelu.relu"), ("block.post_ln", "layernorm.ddof1"), ("attention.no_mask", "gelu.relu"),
          ("attention.scale_d_model", "block.no_residual_mlp"), ("layernorm.no_affine", "params.no_bias")]
 
 
@@ -39,7 +39,8 @@ def graded(tmp_path_factory) -> dict[str, dict]:
         write_pair(tmp / "subs" / "+".join(pair), pair)
     shutil.copytree(PROJECT / "solutions" / "the-block", tmp / "subs" / "reference", ignore=shutil.ignore_patterns("mistakes.py"))
     shutil.copytree(PROJECT / "examples" / "the-block" / "ada_correct", tmp / "subs" / "ada_correct")
-    code, output = grade("autograde", "-a", THE_BLOCK, tmp / "subs", "--out", tmp / "out", "--jobs", 2)
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, tmp / "subs",
+                         "--out", tmp / "out", "--jobs", 2)
     assert code == 0, output
     return {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
 

@@ -2,8 +2,7 @@
 
 Value tests compare with the reference on fixed seeded inputs; property tests (@pytest.mark.property) check a
 rule on the student's own outputs only, so a numeric slip (a wrong scale, float32 arithmetic, a softmax slip)
-keeps them. The attention tests are wiring tests: the student's softmax is stood in for by the reference's
-(grader.feedback.standins), so a mistake inside softmax costs only the softmax tests.
+keeps them. attention runs with the student's own softmax: both are this problem's.
 
 Aimed at: softmax without the max subtracted (scores + 100 in float32, scores x 1000), softmax over the wrong
 axis, heads split or merged wrongly (reversed, bare reshape) and sqrt(d_model) or d_head for sqrt(d_head)
@@ -113,12 +112,11 @@ def test_softmax_float32_in_float32_out(student, reference):
 
 # ------------------------------------------------------------------------------------------------ attention values
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_course_h5_is_x5_plus_attention(student, reference, mistakes):
     """On the course's example, x_5 plus the attention row of ␣the is the course's h_5 = [-1.239, 0.911, -1.021, 0.980]."""
     u = reference.layernorm(X)
-    got = student.wired("attention", u, W_q, W_k, W_v, W_o)
+    got = student.attention(u, W_q, W_k, W_v, W_o)
     expected = np.array(reference.attention(u, W_q, W_k, W_v, W_o), dtype=np.float64)
     expected[4] = H5 - X[4]  # the course's a_5, read off h_5 = x_5 + a_5
     assert_close(got, expected, what="attention on the course's toy example: x_5 + (row 5 of your output) must be "
@@ -126,35 +124,32 @@ def test_course_h5_is_x5_plus_attention(student, reference, mistakes):
                  diagnose=mistakes.attention(u, W_q, W_k, W_v, W_o))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_two_heads_distinct_weights(student, reference, mistakes):
     """Two heads with distinct random weights on 4 tokens, d = 8: heads split by columns, scaled by sqrt(4)."""
     rng = np.random.default_rng(305)
     u = rng.normal(size=(4, 8))
     weights = random_weights(rng, 8, scale=2.0)
-    got = student.wired("attention", u, *weights, 2)
+    got = student.attention(u, *weights, 2)
     assert_close(got, reference.attention(u, *weights, 2),
                  what="attention of a 4×8 input with 2 heads, causal (head h uses columns 4h:4h+4 of q, k and v; "
                       "scores divided by sqrt(d_head) = 2, not sqrt(d_model))",
                  diagnose=mistakes.attention(u, *weights, 2))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_four_heads_all_sizes_distinct(student, reference, mistakes):
     """Four heads of width 3 on 5 tokens (n = 5, d = 12, d_head = 3): no two sizes coincide."""
     rng = np.random.default_rng(306)
     u = rng.normal(size=(5, 12))
     weights = random_weights(rng, 12, scale=2.0)
-    got = student.wired("attention", u, *weights, 4)
+    got = student.attention(u, *weights, 4)
     assert_close(got, reference.attention(u, *weights, 4),
                  what="attention of a 5×12 input with 4 heads of width 3, causal (split q, k, v by columns, "
                       "merge the heads back in order)",
                  diagnose=mistakes.attention(u, *weights, 4))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(2)
 def test_every_row_of_long_and_wide_inputs(student, reference, mistakes):
     """Every row of 64 tokens with 2 heads (d = 64) and of 12 tokens with 8 heads (d = 40)."""
@@ -162,14 +157,13 @@ def test_every_row_of_long_and_wide_inputs(student, reference, mistakes):
     for n, d, heads in ((64, 64, 2), (12, 40, 8)):  # d_head 32 and 5: never sqrt(d_model)
         u = rng.normal(size=(n, d))
         weights = random_weights(rng, d, scale=2.0)
-        got = student.wired("attention", u, *weights, heads)
+        got = student.attention(u, *weights, heads)
         assert_close(got, reference.attention(u, *weights, heads),
                      what=f"attention of a {n}×{d} input with {heads} heads of width {d // heads}, causal (every "
                           f"row compared: the mask, the split into heads and the scale sqrt(d_head) for all of them)",
                      diagnose=mistakes.attention(u, *weights, heads))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(0.5)
 def test_each_token_also_sees_itself(student, reference, mistakes):
     """The causal mask keeps the diagonal: token i sees tokens 0..i, itself included (token 0 sees only itself)."""
@@ -177,14 +171,13 @@ def test_each_token_also_sees_itself(student, reference, mistakes):
     u = rng.normal(size=(5, 6))
     _, _, w_v, w_o = random_weights(rng, 6)
     w_qk = 2.0 * np.eye(6)  # every token scores itself highest
-    got = student.wired("attention", u, w_qk, w_qk, w_v, w_o)
+    got = student.attention(u, w_qk, w_qk, w_v, w_o)
     assert_close(got, reference.attention(u, w_qk, w_qk, w_v, w_o),
                  what="attention of a 5×6 input, one head, causal, where each token scores itself highest "
                       "(mask only j > i: the diagonal stays visible)",
                  diagnose=mistakes.attention(u, w_qk, w_qk, w_v, w_o))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_mask_holds_against_scores_of_several_thousand(student, reference, mistakes):
     """Scores climb by 1500 per token from -8000: a mask of -1000 (set or added) lets the future through, -inf,
@@ -196,7 +189,7 @@ def test_mask_holds_against_scores_of_several_thousand(student, reference, mista
     w_q, w_k = np.zeros((8, 8)), np.zeros((8, 8))
     w_q[0, 0] = w_k[1, 0] = np.sqrt(1000.0 * np.sqrt(8.0))
     _, _, w_v, w_o = random_weights(rng, 8)
-    got = student.wired("attention", u, w_q, w_k, w_v, w_o)
+    got = student.attention(u, w_q, w_k, w_v, w_o)
     assert_close(got, reference.attention(u, w_q, w_k, w_v, w_o),
                  what="attention of an 8×8 input, one head, causal, whose scores reach several thousand and grow "
                       "towards the future (mask with -inf, or a number at least as strong as np.finfo(dtype).min "
@@ -204,27 +197,25 @@ def test_mask_holds_against_scores_of_several_thousand(student, reference, mista
                  diagnose=mistakes.attention(u, w_q, w_k, w_v, w_o))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(0.5)
 def test_float32_input_and_weights(student, reference, mistakes):
     """float32 input and weights give the right values (against the reference on the float64 cast)."""
     rng = np.random.default_rng(309)
     u = rng.normal(size=(6, 8)).astype(np.float32)
     weights = [w.astype(np.float32) for w in random_weights(rng, 8, scale=2.0)]
-    got = student.wired("attention", u, *weights)
+    got = student.attention(u, *weights)
     expected = reference.attention(u.astype(np.float64), *[w.astype(np.float64) for w in weights])
     assert_close(got, expected, what="attention of a float32 6×8 input with float32 weights, one head, causal",
                  diagnose=mistakes.attention(u, *weights))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(0.5)
 def test_float64_precision_throughout(student, reference, mistakes):
     """float64 input is computed in float64 from start to end: the one test a float32 step inside fails."""
     rng = np.random.default_rng(316)
     u = rng.normal(size=(9, 16))
     weights = random_weights(rng, 16, scale=2.0)
-    got = student.wired("attention", u, *weights, 2)
+    got = student.attention(u, *weights, 2)
     assert_close(got, reference.attention(u, *weights, 2), **F64,
                  what="attention of a float64 9×16 input with 2 heads, to float64 precision (relative 1e-10: "
                       "no float32 array or cast anywhere inside)",
@@ -233,7 +224,6 @@ def test_float64_precision_throughout(student, reference, mistakes):
 
 # ------------------------------------------------------------------------------------------------ attention properties
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(2)
 def test_changing_last_token_leaves_earlier_rows_unchanged(student, reference):
@@ -245,15 +235,14 @@ def test_changing_last_token_leaves_earlier_rows_unchanged(student, reference):
     changed[-1] += 3.0 * rng.normal(size=24)
     what = ("your attention of 64 tokens (d = 24, 2 heads, causal) after changing only the last token: your rows "
             "0 to 62 must stay as they were, since no earlier token may see a later one")
-    before = float_array(student.wired("attention", u, *weights, 2), (64, 24), what)
+    before = float_array(student.attention(u, *weights, 2), (64, 24), what)
     assert_attempt(before, reference.attention(u, *weights, 2), what=what)
-    after = float_array(student.wired("attention", changed, *weights, 2), (64, 24), what)
+    after = float_array(student.attention(changed, *weights, 2), (64, 24), what)
     assert_close(after[:-1], before[:-1], what=what)
     if np.allclose(after[-1], before[-1], rtol=0, atol=1e-6):
         raise Mismatch(what, "your last row did not change either: the last token must see itself")
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1.5)
 def test_heads_are_independent(student, reference):
@@ -266,16 +255,15 @@ def test_heads_are_independent(student, reference):
         w[:, :12] = rng.normal(scale=2.0 / np.sqrt(24), size=(24, 12))
     what = ("your attention of a 10×24 input with 2 heads of width 12 and W_o = I, after changing head 0's "
             "columns 0:12 of W_q, W_k and W_v: your columns 12:24 (head 1) must stay as they were")
-    before = float_array(student.wired("attention", u, w_q, w_k, w_v, np.eye(24), 2), (10, 24), what)
+    before = float_array(student.attention(u, w_q, w_k, w_v, np.eye(24), 2), (10, 24), what)
     assert_attempt(before, reference.attention(u, w_q, w_k, w_v, np.eye(24), 2), what=what)
-    after = float_array(student.wired("attention", u, *changed, np.eye(24), 2), (10, 24), what)
+    after = float_array(student.attention(u, *changed, np.eye(24), 2), (10, 24), what)
     assert_close(after[:, 12:], before[:, 12:], what=what)
     if np.allclose(after[:, :12], before[:, :12], rtol=0, atol=1e-6):
         raise Mismatch(what, "your columns 0:12 did not change either: head 0's output goes there (heads "
                              "concatenated in order)")
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1)
 def test_attention_leaves_u_and_the_weights_unchanged(student, reference):
@@ -283,14 +271,13 @@ def test_attention_leaves_u_and_the_weights_unchanged(student, reference):
     rng = np.random.default_rng(318)
     u = rng.normal(size=(6, 12))
     weights = random_weights(rng, 12, scale=2.0)
-    got, args, _ = student.wired_with_inputs("attention", u, *weights, 2)
+    got, args, _ = student.call_with_inputs("attention", u, *weights, 2)
     what = "u, W_q, W_k, W_v and W_o after your attention of a 6×12 input with 2 heads (each must be exactly as it was given)"
     judgeable(got, u, what)
     assert_attempt(got, reference.attention(u, *weights, 2), what=what)
     unchanged(args, [u, *weights], what)
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(0.5)
 def test_attention_keeps_the_shape(student, reference):
@@ -298,7 +285,7 @@ def test_attention_keeps_the_shape(student, reference):
     rng = np.random.default_rng(319)
     u = rng.normal(size=(11, 20))
     weights = random_weights(rng, 20)
-    got = student.wired("attention", u, *weights, 2)
+    got = student.attention(u, *weights, 2)
     what = "the shape of your attention of an 11×20 input with 2 heads (the output has u's shape, (n, d_model))"
     judgeable(got, u, what)
     if type(got) is not np.ndarray or got.shape != (11, 20):

@@ -5,11 +5,7 @@ of q, k and v; scores q k^T / sqrt(d_head); with causal=True token i sees tokens
 heads' outputs are concatenated in order and multiplied by W_o. attention leaves u and the weights unchanged,
 and float32 input gives float32 output.
 
-The attention tests grade attention's own lines: your attention runs with your softmax replaced by a correct
-one (answering the calls a correct attention makes, recorded in wiring.json), so a mistake inside softmax
-costs points in the softmax tests only. An attention that computes its softmax itself, or passes softmax an
-input a correct attention never gives it (say, scores masked with -1e9 instead of -inf, which is fine), is
-judged on its own output.
+attention runs with your own softmax (both are this problem's): a mask of -1e9 instead of -inf is fine.
 
 Two kinds of test: value tests compare your numbers with the expected ones (computed once from a correct
 solution and written here to 10 significant digits); property tests (@pytest.mark.property) check a rule on
@@ -111,14 +107,6 @@ def right_with_one_head(student, *args):
     return diagnose
 
 
-def attention_of(student, *args, **kwargs):
-    """The student's attention with their softmax stood in for. The stand-in knows the calls a correct attention
-    (or a catalogued wrong one) makes on these inputs; one that passes softmax anything else (a mask of -1e9 or
-    np.finfo(dtype).min, softmax(scores, axis=1): right, only not recorded) gets the reference's value at
-    grading, and is judged on its own output in your grade check: never a failure for a call only."""
-    return student.wired_or_own("attention", *args, **kwargs)
-
-
 def float_array(got, shape, what):
     """The student's output as float64, after checking it is a finite float array of ``shape`` (a property
     test compares the student's outputs with each other: each must be one first)."""
@@ -190,7 +178,6 @@ def test_softmax_is_unchanged_by_adding_a_constant_to_each_row(student):
     assert_close(float_array(student.softmax(shifted), (5, 5), what), before, what=what)
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_toy_attention_gives_the_course_a5(student, mistakes, figure):
     """The course's toy attention (one head, causal): its last row is the course's a_5 = [-0.739, 1.411, -0.521, -0.520].
@@ -202,7 +189,7 @@ def test_toy_attention_gives_the_course_a5(student, mistakes, figure):
                 [-0.5503710135, 1.332490213, -0.4582633873, -0.3104359719],
                 [-0.3961614663, 1.323475041, -0.4425360883, -0.1422107695],
                 [-0.7389777932, 1.41068709, -0.5209523665, -0.5199763565]]
-    got = attention_of(student, U_TOY, W_q, W_k, W_v, W_o)
+    got = student.attention(U_TOY, W_q, W_k, W_v, W_o)
     figure("attention weights on the course's toy (row i: how token i weighs tokens 1 to 5)",
            yours=lambda: attention_weights(student.attention, U_TOY, W_q, W_k), reference=TOY_WEIGHTS)
     assert_close(got, expected, what="attention of the course's toy u = layernorm(X) with the toy weights "
@@ -210,7 +197,6 @@ def test_toy_attention_gives_the_course_a5(student, mistakes, figure):
                  diagnose=mistakes.attention(U_TOY, W_q, W_k, W_v, W_o))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_two_heads_scaled_by_sqrt_d_head(student, mistakes):
     """Two heads of width 3 on 4 tokens (d = 6): scores divided by sqrt(3), not 3 or sqrt(6)."""
@@ -218,14 +204,13 @@ def test_two_heads_scaled_by_sqrt_d_head(student, mistakes):
                 [-0.3866015147, 0.6937991094, 1.012170454, 0.3040077587, -0.616373207, -1.212165275],
                 [-0.4053017899, 0.7102101972, 0.7233485131, 0.5668748551, -0.3923846496, -0.4896732461],
                 [-0.5773214102, -0.368460982, -0.9336440022, -1.102459471, -0.5916608388, 0.09887845892]]
-    got = attention_of(student, U6, WQ6, WK6, WV6, WO6, 2)
+    got = student.attention(U6, WQ6, WK6, WV6, WO6, 2)
     assert_close(got, expected, what="attention of a 4×6 input with 2 heads of width 3, causal (scores divided "
                                      "by sqrt(d_head) = sqrt(3), heads concatenated in order, then @ W_o)",
                  diagnose=either(mistakes.attention(U6, WQ6, WK6, WV6, WO6, 2),
                                  right_with_one_head(student, U6, WQ6, WK6, WV6, WO6)))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(0.5)
 def test_a_single_token_only_sees_itself(student, mistakes):
     """With one token the attention weights are [1], so the output is u @ W_v @ W_o whatever W_q and W_k."""
@@ -242,20 +227,19 @@ def test_a_single_token_only_sees_itself(student, mistakes):
                     [-0.4, -0.2, -0.7, -0.7, -0.2, 0.2],
                     [-0.3, -0.9, -0.4, -0.8, -0.8, -0.5],
                     [0.2, -0.2, -0.8, 0.1, 0.8, 0.8]])
-    got = attention_of(student, u, np.eye(6), -np.eye(6), w_v, w_o, 2)
+    got = student.attention(u, np.eye(6), -np.eye(6), w_v, w_o, 2)
     assert_close(got, u @ w_v @ w_o, what="attention of a single token (1×6, 2 heads): it can only attend to "
                                           "itself, so the output is u @ W_v @ W_o",
                  diagnose=mistakes.attention(u, np.eye(6), -np.eye(6), w_v, w_o, 2))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(0.5)
 def test_causal_false_lets_every_token_see_all(student, mistakes):
     """With causal=False every token attends to all 3 tokens, the later ones included."""
     expected = [[0.2336826175, -0.3497864695, 0.1088004548, 0.5883692597],
                 [0.1640271718, -0.3719606189, -0.06514334364, 0.8320933617],
                 [-0.2930017731, 0.3795914017, -0.1078051871, -1.309350229]]
-    got = attention_of(student, U3, WQ, WK, WV, WO, 1, causal=False)
+    got = student.attention(U3, WQ, WK, WV, WO, 1, causal=False)
     assert_close(got, expected, what="attention of a 3×4 input with one head and causal=False (no mask)",
                  diagnose=mistakes.attention(U3, WQ, WK, WV, WO, 1, causal=False))
 
@@ -267,7 +251,6 @@ def pattern(rows, columns, seed):
     return ((7 * i * i + 13 * i * j + 3 * j * j + 5 * i + seed) % 97 % 21 - 10) / 10
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_24_tokens_with_equal_scores_average_the_tokens_so_far(student, mistakes):
     """With W_q = W_k = 0 every score is 0, so token i averages the values of tokens 0..i: every row of 24."""
@@ -275,13 +258,12 @@ def test_24_tokens_with_equal_scores_average_the_tokens_so_far(student, mistakes
     zero = np.zeros((8, 8))
     # Equal scores: the causal softmax gives token i the weight 1 / (i + 1) on each of tokens 0..i.
     expected = np.cumsum(u @ w_v, axis=0) / np.arange(1, 25)[:, None] @ w_o
-    got = attention_of(student, u, zero, zero, w_v, w_o, 2)
+    got = student.attention(u, zero, zero, w_v, w_o, 2)
     assert_close(got, expected, what="attention of a 24×8 input with 2 heads and W_q = W_k = 0, causal: row i "
                                      "is the mean of (u @ W_v) over tokens 0..i, then @ W_o (every row compared)",
                  diagnose=mistakes.attention(u, zero, zero, w_v, w_o, 2))
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1.5)
 def test_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
@@ -293,27 +275,25 @@ def test_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
     changed[8] = [1.5, -2.0, 0.5, 1.0, -1.0, 2.0]
     what = ("your attention of 16 tokens (d = 6, 2 heads, causal) after changing token 8: rows 0 to 7 must "
             "equal your rows from before the change, since no token may see a later one")
-    before = float_array(attention_of(student, u, *weights, 2), (16, 6), what)
-    after = float_array(attention_of(student, changed, *weights, 2), (16, 6), what)
+    before = float_array(student.attention(u, *weights, 2), (16, 6), what)
+    after = float_array(student.attention(changed, *weights, 2), (16, 6), what)
     assert_close(after[:8], before[:8], what=what)
     if np.allclose(after[8:], before[8:], rtol=0, atol=1e-6):
         raise Mismatch(what, "rows 8 to 15 did not change either: token 8 and the ones after it must see "
                              "token 8")
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(0.5)
 def test_float32_in_float32_out(student):
     """float32 input and weights give a float array (float32; float64 is accepted: NumPy 2 promotes float32
     times a float64 scalar such as np.sqrt(d_head), NumPy 1 did not, and one code gets one grade on every
-    install) with the values the same input gives in float64, to float32 precision.
-
-    causal=False, so that no way of masking (-inf, -1e9, ...) takes this test off the stood-in softmax."""
+    install) with the values the same input gives in float64, to float32 precision (causal=False: a mask of
+    -1e9 or np.finfo(float32).min is fine whatever the dtype)."""
     weights = (WQ6, WK6, WV6, WO6)
     what = "your attention of a float32 4×6 input with float32 weights, 2 heads, causal=False, against float64"
     u = U6.astype(np.float32)
-    got = attention_of(student, u, *(w.astype(np.float32) for w in weights), 2, causal=False)
+    got = student.attention(u, *(w.astype(np.float32) for w in weights), 2, causal=False)
     judgeable(got, u, what)
     got = assert_array(got, U6.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, attention_of(student, U6, *weights, 2, causal=False), rtol=1e-4, what=what)
+    assert_close_own(got, student.attention(U6, *weights, 2, causal=False), rtol=1e-4, what=what)

@@ -1,14 +1,10 @@
 """Public tests for mlp(u, W_1, W_2) = gelu(u @ W_1) @ W_2 and the pre-LN block(x, params, n_heads=1,
 use_attention=True): h = x + attention(layernorm(x, gamma_1, beta_1), ...), y = h + mlp(layernorm(h, gamma_2, beta_2), ...).
 
-These tests grade the wiring: your block runs with your layernorm, attention and mlp (and your mlp with
-your gelu) replaced by correct ones, so a mistake inside those costs points in their own problems, never
-here, and these tests check only the lines of block and mlp themselves (an mlp that calls gelu on other
-inputs than the recorded ones, a row at a time say, gets a correct gelu's values at grading, and is judged
-on its own output in grade check). The stand-ins answer the calls the
-specified wiring makes (recorded from a correct solution in wiring.json); a call
-on any other input is a mistake of the wiring, named as such. A block that computes its parts itself is
-judged on its own output. block leaves x and params unchanged, and float32 input gives float32 output.
+When graded, your block and mlp run with the course's own layernorm, attention and gelu (in place of yours,
+however your code holds them), so that a mistake inside those costs points in their own problems, never here:
+these tests check only the lines of block and mlp. Here, in grade check, they run with yours. block leaves x
+and params unchanged, and float32 input gives float32 output.
 
 Two kinds of test: value tests compare your numbers with the expected ones (computed once from a correct
 solution, 10 significant digits); property tests (@pytest.mark.property) check a rule on your own outputs
@@ -61,7 +57,6 @@ WEIGHTS = {
 }
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_mlp_small_example(student, mistakes):
     """mlp of a 2×3 input through a hidden layer of 4: gelu(u @ W_1) @ W_2."""
@@ -76,13 +71,12 @@ def test_mlp_small_example(student, mistakes):
                     [0.1, 0.9, -0.8]])
     expected = [[0.9478736877, 1.678829899, -1.690222238],
                 [1.260976516, 0.50241794, -0.5803193852]]
-    got = student.wired_or_own("mlp", u, w_1, w_2)
+    got = student.mlp(u, w_1, w_2)
     assert_close(got, expected,
                   what="mlp of a 2×3 input with W_1 3×4 and W_2 4×3 (gelu(u @ W_1) @ W_2)",
                   diagnose=mistakes.mlp(u, w_1, w_2))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_block_on_the_course_toy_example(student, mistakes):
     """The whole block on the course's toy example (5 tokens, d = 4, one head): its last row is the course's y_5."""
@@ -91,14 +85,13 @@ def test_block_on_the_course_toy_example(student, mistakes):
                 [-0.3219335181, 2.087551656, -0.3244164619, 1.797916798],
                 [-0.07003272532, 2.265506779, 0.05423725009, 1.225231811],
                 [-0.4357519396, 1.551035008, -0.4610987424, 1.69792702]]
-    got = student.wired("block", X, TOY)
+    got = student.block(X, TOY)
     assert_close(got, expected,
                   what="block of the course's toy X with the toy weights (one head, default gamma and beta; "
                        "row 5 is the course's y_5 = [-0.436, 1.551, -0.461, 1.698])",
                   diagnose=mistakes.block(X, TOY))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_block_two_heads_with_gamma_and_beta(student, mistakes):
     """A block with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 on 3 tokens of width 4."""
@@ -108,14 +101,13 @@ def test_block_two_heads_with_gamma_and_beta(student, mistakes):
     expected = [[-0.6871969445, 1.276475047, -1.017283394, -0.8892263951],
                 [-1.179912102, -1.023484316, 0.3058685845, -1.676530148],
                 [-1.556466322, 1.427794292, -0.05762257189, -1.664430256]]
-    got = student.wired("block", x, WEIGHTS, 2)
+    got = student.block(x, WEIGHTS, 2)
     assert_close(got, expected,
                   what="block of a 3×4 input with 2 heads and given gamma_1, beta_1, gamma_2, beta_2 "
                        "(pre-LN: each LayerNorm reads the stream, each branch is added back to it)",
                   diagnose=mistakes.block(x, WEIGHTS, 2))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_block_with_attention_off_on_the_course_toy(student, mistakes):
     """use_attention=False skips the attention branch, h = x: the course's last row becomes
@@ -125,7 +117,7 @@ def test_block_with_attention_off_on_the_course_toy(student, mistakes):
                 [-0.07755132221, 0.01848316043, -0.07755132221, 3.020419903],
                 [0.04162529907, 0.04162529907, 0.3583374486, 2.431603333],
                 [-0.2481645024, -0.2481645024, -0.2481645024, 3.087592461]]
-    got = student.wired("block", X, TOY, use_attention=False)
+    got = student.block(X, TOY, use_attention=False)
     assert_close(got, expected,
                  what="block of the course's toy X with use_attention=False (h = x, so y = x + "
                       "mlp(layernorm(x, gamma_2, beta_2)); row 5 is the course's [-0.248, -0.248, -0.248, 3.088])",
@@ -140,7 +132,6 @@ LONG = {"W_q": WQ6, "W_k": WK6, "W_v": WV6, "W_o": WO6, "W_1": pattern(6, 12, 6)
         "gamma_2": 1.0 + pattern(1, 6, 10)[0] / 2, "beta_2": pattern(1, 6, 11)[0] / 2}
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1.5)
 def test_block_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
@@ -150,14 +141,13 @@ def test_block_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
     changed[8] = [1.5, -2.0, 0.5, 1.0, -1.0, 2.0]
     what = ("your block of 16 tokens (d = 6, one head) after changing token 8: rows 0 to 7 must equal your rows "
             "from before the change (the MLP and LayerNorm work on each token alone, attention is causal)")
-    before = float_array(student.wired("block", LONG_X, LONG), (16, 6), what)
-    after = float_array(student.wired("block", changed, LONG), (16, 6), what)
+    before = float_array(student.block(LONG_X, LONG), (16, 6), what)
+    after = float_array(student.block(changed, LONG), (16, 6), what)
     assert_close(after[:8], before[:8], what=what)
     if np.allclose(after[-1], before[-1], rtol=0, atol=1e-6):
         raise Mismatch(what, "your last row did not change either: the last token attends to token 8")
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1)
 def test_block_float32_in_float32_out(student):
@@ -168,13 +158,12 @@ def test_block_float32_in_float32_out(student):
                   [-0.6, 0.8, 0.6, 0.1]])
     what = "your block of a float32 3×4 input with float32 weights, 2 heads, against float64"
     x32 = x.astype(np.float32)
-    got = student.wired("block", x32, {k: v.astype(np.float32) for k, v in WEIGHTS.items()}, 2)
+    got = student.block(x32, {k: v.astype(np.float32) for k, v in WEIGHTS.items()}, 2)
     judgeable(got, x32, what)
     got = assert_array(got, x.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, student.wired("block", x, WEIGHTS, 2), rtol=1e-4, what=what)
+    assert_close_own(got, student.block(x, WEIGHTS, 2), rtol=1e-4, what=what)
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(0.5)
 def test_mlp_float32_in_float32_out(student):
@@ -183,7 +172,7 @@ def test_mlp_float32_in_float32_out(student):
     u = np.array([[0.4, -1.1, 0.9, 0.2]])
     what = "your mlp of a float32 1×4 input with float32 W_1 (4×8) and W_2 (8×4), against float64"
     u32 = u.astype(np.float32)
-    got = student.wired_or_own("mlp", u32, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
+    got = student.mlp(u32, WEIGHTS["W_1"].astype(np.float32), WEIGHTS["W_2"].astype(np.float32))
     judgeable(got, u32, what)
     got = assert_array(got, u.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, student.wired_or_own("mlp", u, WEIGHTS["W_1"], WEIGHTS["W_2"]), rtol=1e-4, what=what)
+    assert_close_own(got, student.mlp(u, WEIGHTS["W_1"], WEIGHTS["W_2"]), rtol=1e-4, what=what)

@@ -2,7 +2,7 @@
 
 The course text's numbers are written out here: d = 4096, 32 heads, 8 K/V heads give attention 41,943,040,
 mlp 135,266,304, norm 8,192, block 177,217,536 and 32 blocks 5,670,961,152; Llama 3 8B totals 8,030,261,248.
-Tests with the default d_ff stand in swiglu_width (wiring). Aimed at: n_kv_heads ignored, tied embeddings
+Tests with the default d_ff use the reference's swiglu_width (another problem's). Aimed at: n_kv_heads ignored, tied embeddings
 counted twice, the final norm forgotten; ints and total = sum of the parts (properties).
 """
 import pytest
@@ -13,11 +13,10 @@ COURSE_BLOCK = {"attention": 41_943_040, "mlp": 135_266_304, "norm": 8_192, "blo
                 "blocks": 5_670_961_152}
 
 
-@pytest.mark.wiring
 @pytest.mark.points(2)
 def test_course_counts_d_4096_32_heads_8_kv_heads(student, mistakes):
     """The course's block at d = 4096 (32 heads, 8 K/V, default d_ff 11008), 32 of them: 5,670,961,152."""
-    got = student.wired("count_model", 4096, 32, 8, 32, 128256)
+    got = student.count_model(4096, 32, 8, 32, 128256)
     assert_equal(got, COURSE_BLOCK, what="count_model(4096, 32, 8, 32, 128256)'s attention, mlp, norm, block and "
                                           "blocks (the course's 41.9 M, 135.3 M, 8,192, 177.2 M and 5.67 B)",
                  diagnose=mistakes.count_model(4096, 32, 8, 32, 128256))
@@ -50,11 +49,10 @@ def test_multi_head_kv_counts(student, reference, mistakes):
                  diagnose=mistakes.count_model(768, 12, 12, 12, 50257, 2048))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_default_d_ff_below_256(student, reference, mistakes):
     """d = 96 (below 256): the default d_ff is 8 * 96 // 3 = 256."""
-    got = student.wired("count_model", 96, 4, 2, 3, 1000)
+    got = student.count_model(96, 4, 2, 3, 1000)
     assert_equal(got, reference.count_model(96, 4, 2, 3, 1000),
                  what="count_model(96, 4, 2, 3, 1000) (default d_ff 8 d // 3 below 256)",
                  diagnose=mistakes.count_model(96, 4, 2, 3, 1000))

@@ -2,7 +2,7 @@
 
 Expected values come from the reference (and the course text for the widths). Aimed at: SiLU as the bare sigmoid,
 the gate on the wrong branch (W_1 and W_3 swapped) or outside the product, Meta's rounding up (ceil) for the width,
-8 d // 3 below 256; the course's (5, 8) -> (5, 21) -> (5, 8). The swiglu tests are wiring tests (silu stood in).
+8 d // 3 below 256; the course's (5, 8) -> (5, 21) -> (5, 8). swiglu runs with the student's own silu (this problem's).
 """
 import numpy as np
 import pytest
@@ -47,29 +47,26 @@ def test_swiglu_width_below_256(student, reference, mistakes):
                      diagnose=mistakes.swiglu_width(d))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_swiglu_course_d8_hidden_layer_5_by_21(student, reference, mistakes):
     """The course's SwiGLU: x (5, 8), hidden layer (5, 21), out (5, 8)."""
-    got = student.wired("swiglu", X, W_1, W_3, W_2)
+    got = student.swiglu(X, W_1, W_3, W_2)
     assert_close(got, reference.swiglu(X, W_1, W_3, W_2),
                  what=f"swiglu of the course's 5×8 x (hidden layer 5×{D_FF}, out 5×8)",
                  diagnose=mistakes.swiglu(X, W_1, W_3, W_2))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_swiglu_gate_on_the_w_1_branch(student, reference, mistakes):
     """Random weights of 6 -> 16 -> 6: the SiLU gate is on u @ W_1, the linear value is u @ W_3."""
     rng = np.random.default_rng(311)
     u = rng.normal(size=(4, 6))
     w_1, w_3, w_2 = rng.normal(size=(6, 16)), rng.normal(size=(6, 16)), rng.normal(scale=0.25, size=(16, 6))
-    assert_close(student.wired("swiglu", u, w_1, w_3, w_2), reference.swiglu(u, w_1, w_3, w_2),
+    assert_close(student.swiglu(u, w_1, w_3, w_2), reference.swiglu(u, w_1, w_3, w_2),
                  what="swiglu of a 4×6 input with random W_1, W_3 6×16 and W_2 16×6 (silu(u @ W_1) * (u @ W_3))",
                  diagnose=mistakes.swiglu(u, w_1, w_3, w_2))
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1.5)
 def test_swiglu_each_token_on_its_own(student, reference):
@@ -78,10 +75,10 @@ def test_swiglu_each_token_on_its_own(student, reference):
     u = rng.normal(size=(5, 6))
     w = (rng.normal(size=(6, 10)), rng.normal(size=(6, 10)), rng.normal(size=(10, 6)))
     what = "your swiglu of a 5×6 input, row by row, against your swiglu of each row alone"
-    whole = assert_array(student.wired("swiglu", u, *w), u.shape, what=what)
+    whole = assert_array(student.swiglu(u, *w), u.shape, what=what)
     assert_attempt(whole, reference.swiglu(u, *w), what=what)
     for i in (0, 4):
-        assert_close_own(whole[i:i + 1], student.wired("swiglu", u[i:i + 1], *w), what=what)
+        assert_close_own(whole[i:i + 1], student.swiglu(u[i:i + 1], *w), what=what)
 
 
 @pytest.mark.property

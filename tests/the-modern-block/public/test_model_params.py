@@ -1,8 +1,8 @@
 """Public tests for count_model(d_model, n_heads, n_kv_heads, n_layers, vocab_size, d_ff=None, tied=False): Python
 ints {"attention", "mlp", "norm", "block", "blocks", "embedding", "output", "final_norm", "total"}, no biases.
 
-The tests with the default d_ff grade count_model's own lines: your swiglu_width is replaced by a correct one (a
-rounding mistake there costs points in swiglu only).
+The tests with the default d_ff grade count_model's own lines: when graded, it runs with the course's own
+swiglu_width (a rounding mistake there costs points in swiglu only); here, in grade check, with yours.
 """
 import pytest
 
@@ -11,12 +11,11 @@ from grader.feedback.compare import assert_equal, assert_keys
 KEYS = ("attention", "mlp", "norm", "block", "blocks", "embedding", "output", "final_norm", "total")
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_course_block_at_d_4096_32_heads_8_kv_heads(student, mistakes):
     """The course's count: d = 4096, 32 query heads, 8 K/V heads, default d_ff 11008: attention 41,943,040, mlp
     135,266,304, norm 8,192, block 177,217,536, 32 blocks 5,670,961,152."""
-    got = student.wired("count_model", 4096, 32, 8, 32, 128256)
+    got = student.count_model(4096, 32, 8, 32, 128256)
     assert_equal(got, {'attention': 41_943_040, 'mlp': 135_266_304, 'norm': 8_192, 'block': 177_217_536,
                        'blocks': 5_670_961_152, 'embedding': 525_336_576, 'output': 525_336_576,
                        'final_norm': 4_096, 'total': 6_721_638_400},

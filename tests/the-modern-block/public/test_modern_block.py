@@ -1,10 +1,9 @@
 """Public tests for modern_block(x, params, n_heads, n_kv_heads, use_attention=True):
 h = x + gqa_attention(rmsnorm(x, gain_1), ...) (or h = x), y = h + swiglu(rmsnorm(h, gain_2), W_1, W_3, W_2).
 
-These tests grade the wiring: your modern_block runs with your rmsnorm, gqa_attention and swiglu replaced by
-correct ones, so a mistake inside those costs points in their own problems, never here. The stand-ins answer the
-calls the specified wiring makes (recorded from a correct solution in wiring.json); a call on any other input is a
-mistake of the wiring, named as such. A block that computes its parts itself is judged on its own output.
+When graded, your modern_block runs with the course's own rmsnorm, gqa_attention and swiglu (in place of yours,
+however your code holds them), so a mistake inside those costs points in their own problems, never here. Here, in
+grade check, it runs with yours.
 """
 import numpy as np
 import pytest
@@ -19,11 +18,10 @@ GAINS = {**PARAMS, "gain_1": 1 + _rng.uniform(-0.5, 0.5, 8).round(1), "gain_2": 
 LONG_X = np.random.default_rng(22).normal(size=(16, 8))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(3)
 def test_modern_block_course_d8_walk(student, mistakes):
     """The course's script: 5 tokens, d = 8, 2 query heads, 1 K/V head, SwiGLU of 21: (5, 8) in, (5, 8) out."""
-    got = student.wired("modern_block", X, TOY, HEADS, KV_HEADS)
+    got = student.modern_block(X, TOY, HEADS, KV_HEADS)
     assert_close(got, [[-1.230154467, 1.341982149, -1.792183901, -0.9828663987, 1.107944012, 1.371167696,
                         -2.770499825, -1.315816142],
                        [-0.5183813827, 0.4445588704, -1.573516413, 0.3253088464, 0.7458167864, 2.737660936,
@@ -38,11 +36,10 @@ def test_modern_block_course_d8_walk(student, mistakes):
                  diagnose=mistakes.modern_block(X, TOY, HEADS, KV_HEADS))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_modern_block_with_gains(student, mistakes):
     """gain_1 goes to the first RMSNorm, gain_2 to the second."""
-    got = student.wired("modern_block", X, GAINS, HEADS, KV_HEADS)
+    got = student.modern_block(X, GAINS, HEADS, KV_HEADS)
     assert_close(got, [[-0.740490464, 1.674991437, -1.875324394, -0.8138514942, 1.127996878, 1.349025478,
                         -2.648814655, -1.266106629],
                        [-0.02716816375, 0.3030856184, -1.432034382, -0.3723243215, 0.888728424, 2.01516509,
@@ -57,11 +54,10 @@ def test_modern_block_with_gains(student, mistakes):
                  diagnose=mistakes.modern_block(X, GAINS, HEADS, KV_HEADS))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1.5)
 def test_modern_block_with_attention_off(student, mistakes):
     """use_attention=False skips the attention branch: h = x, y = x + swiglu(rmsnorm(x, gain_2), ...)."""
-    got = student.wired("modern_block", X, TOY, HEADS, KV_HEADS, use_attention=False)
+    got = student.modern_block(X, TOY, HEADS, KV_HEADS, use_attention=False)
     assert_close(got, [[-0.04732638371, 1.20046277, -0.4177800606, -1.269623827, 1.300669393, 0.4985785783,
                         -2.485868118, -0.3572669901],
                        [0.4301771507, 0.8546549695, 0.1620611282, -0.8160483977, 0.0441776962, 0.1477878186,
@@ -76,7 +72,6 @@ def test_modern_block_with_attention_off(student, mistakes):
                  diagnose=mistakes.modern_block(X, TOY, HEADS, KV_HEADS, use_attention=False))
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1.5)
 def test_modern_block_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
@@ -85,20 +80,19 @@ def test_modern_block_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(studen
     changed = LONG_X.copy()
     changed[8] = [1.5, -2.0, 0.5, 1.0, -1.0, 2.0, 0.0, 0.5]
     what = "your modern_block of 16 tokens (2 query heads, 1 K/V head) after changing token 8: rows 0 to 7 as before"
-    before = assert_array(student.wired("modern_block", LONG_X, TOY, HEADS, KV_HEADS), (16, 8), what=what)
-    after = assert_array(student.wired("modern_block", changed, TOY, HEADS, KV_HEADS), (16, 8), what=what)
+    before = assert_array(student.modern_block(LONG_X, TOY, HEADS, KV_HEADS), (16, 8), what=what)
+    after = assert_array(student.modern_block(changed, TOY, HEADS, KV_HEADS), (16, 8), what=what)
     assert_close(after[:8], before[:8], what=what)
     if np.allclose(after[-1], before[-1], rtol=0, atol=1e-6):
         raise Mismatch(what, "your last row did not change either: the last token attends to token 8")
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1)
 def test_modern_block_float32_in_float32_out(student):
     """A float32 input with float32 weights gives a float array with the values float64 gives, to float32 precision."""
     what = "your modern_block of the float32 course x with float32 weights, against float64"
     x32 = X.astype(np.float32)
-    got = student.wired("modern_block", x32, {k: v.astype(np.float32) for k, v in TOY.items()}, HEADS, KV_HEADS)
+    got = student.modern_block(x32, {k: v.astype(np.float32) for k, v in TOY.items()}, HEADS, KV_HEADS)
     got = assert_array(got, X.shape, (np.float32, np.float64), what=what)
-    assert_close_own(got, student.wired("modern_block", X, TOY, HEADS, KV_HEADS), rtol=1e-4, atol=1e-5, what=what)
+    assert_close_own(got, student.modern_block(X, TOY, HEADS, KV_HEADS), rtol=1e-4, atol=1e-5, what=what)

@@ -1,9 +1,8 @@
 """Public tests for silu(x) = x / (1 + exp(-x)), swiglu_width(d) (round(8 d / 3 / 256) * 256 for d >= 256, else
 8 d // 3) and swiglu(u, W_1, W_3, W_2) = (silu(u @ W_1) * (u @ W_3)) @ W_2.
 
-The swiglu tests grade its own line: your swiglu runs with your silu replaced by a correct one (a SiLU mistake
-costs points in the silu tests only); a swiglu that calls silu on other inputs than the recorded ones (a row
-at a time, transposed) gets a correct silu's values at grading, and is judged on its own output in grade check. Expected numbers: computed once from a correct solution, 10 significant digits.
+swiglu runs with your own silu (both are this problem's). Expected numbers: computed once from a correct
+solution, 10 significant digits.
 """
 import numpy as np
 import pytest
@@ -55,23 +54,21 @@ def test_swiglu_width_2048_rounds_to_the_nearest(student, mistakes):
                  what="swiglu_width(2048) (round(21.33) * 256, Python's round)", diagnose=mistakes.swiglu_width(2048))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(2)
 def test_swiglu_small_example(student, mistakes):
     """swiglu of a 2×3 input through a hidden layer of 4: the gate silu(u @ W_1) times the value u @ W_3, then
     @ W_2."""
-    got = student.wired_or_own("swiglu", U, A_1, A_3, A_2)
+    got = student.swiglu(U, A_1, A_3, A_2)
     assert_close(got, [[0.01963356747, 0.4130493527, -0.4204455391],
                        [0.8971745423, 0.4892937527, 0.4716147738]],
                  what="swiglu of a 2×3 input with W_1, W_3 3×4 and W_2 4×3 ((silu(u @ W_1) * (u @ W_3)) @ W_2)",
                  diagnose=mistakes.swiglu(U, A_1, A_3, A_2))
 
 
-@pytest.mark.wiring
 @pytest.mark.points(1)
 def test_swiglu_course_hidden_layer_of_21(student, mistakes):
     """The course's SwiGLU: (5, 8) in, a hidden layer of (5, 21), (5, 8) out, with the script's W_1, W_3, W_2."""
-    got = student.wired_or_own("swiglu", X, W_1, W_3, W_2)
+    got = student.swiglu(X, W_1, W_3, W_2)
     assert_close(got, [[0.3837187677, 0.2552751105, -0.348055288, 0.04442675563, 0.05411919554, 0.05191121105,
                         0.04992797869, -0.07432773668],
                        [0.013378799, 0.02277770221, 0.01932838864, -0.006768059069, 0.005444830119, -0.0292750474,
@@ -86,11 +83,10 @@ def test_swiglu_course_hidden_layer_of_21(student, mistakes):
                  diagnose=mistakes.swiglu(X, W_1, W_3, W_2))
 
 
-@pytest.mark.wiring
 @pytest.mark.property
 @pytest.mark.points(1)
 def test_swiglu_is_linear_in_w_2(student):
     """Doubling W_2 doubles the output, on your own outputs: W_2 is the last product, nothing after it."""
     what = "your swiglu with 2 * W_2 against 2 × your swiglu with W_2 (W_2 is applied last)"
-    assert_close_own(student.wired_or_own("swiglu", U, A_1, A_3, 2 * A_2),
-                     2 * np.asarray(student.wired_or_own("swiglu", U, A_1, A_3, A_2), dtype=float), what=what)
+    assert_close_own(student.swiglu(U, A_1, A_3, 2 * A_2),
+                     2 * np.asarray(student.swiglu(U, A_1, A_3, A_2), dtype=float), what=what)
