@@ -38,7 +38,7 @@ def _not_dumpable() -> None:
 
 def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None], *, hidden: bool,
         level: str = PROCESS, warm: bool = True, tmp_root: Path | None = None,
-        first_worker: Worker | None = None, run_as: str | None = None) -> None:
+        first_worker: Worker | None = None, run_as: str | None = None, mistakes=None) -> None:
     """Grade ``jobs`` one after another in this process, calling ``on_result`` for each.
 
     :param hidden: run the hidden suites too (instructors), not only the public ones (students).
@@ -48,12 +48,14 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
     :param first_worker: with ``warm=False``, the first job's worker, already started (``grade check``
         starts it before importing this module: its interpreter imports numpy while pytest loads); closed here.
     :param run_as: at the ``process`` level, as root, the user the workers run as (no bubblewrap: Gradescope).
+    :param mistakes: the suites' ``mistakes`` fixture (default: the course's catalogue,
+        :meth:`grader.feedback.mistakes.Catalogue.for_course`).
     :raises GradeError: a suite failed to load, or its points disagree with course.json.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     sys.dont_write_bytecode = True                       # nothing written next to the suites
     _not_dumpable()
-    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root, first_worker, run_as)
+    plugin = GradingPlugin(course, jobs, on_result, hidden, level, warm, tmp_root, first_worker, run_as, mistakes)
     forget_other_courses(course)                         # its `public` suites, never another assignment's
     args = [str(f) for f in suite_files(course, hidden)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest", "-p", "no:cacheprovider",

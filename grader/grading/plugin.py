@@ -38,7 +38,7 @@ class GradingPlugin:
 
     def __init__(self, course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None],
                  hidden: bool, level: str, warm: bool, tmp_root: Path | None, first_worker: Worker | None = None,
-                 run_as: str | None = None):
+                 run_as: str | None = None, mistakes=None):
         self.course = course
         self.run_as = run_as
         self.tmp_root = tmp_root
@@ -54,7 +54,7 @@ class GradingPlugin:
         self._collect_errors: list[str] = []
         self._student: Student | None = None
         self._reference: SimpleNamespace | None = None
-        self._mistakes = None
+        self._mistakes = mistakes                        # the catalogue, made on first need unless given
         self._verdicts = Verdicts({})
         self._phases: list[tuple[phases.Phase, list[callplan.Row], list[Planned]]] = []   # see _plan_phases
         self._suites: dict[Path, tuple[Problem, bool]] = {}
