@@ -1,11 +1,15 @@
 """Fixtures for the grader's own tests: tiny courses and submissions written into tmp_path."""
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -72,6 +76,35 @@ def grade(*args, cwd: Path = PROJECT) -> tuple[int, str]:
     proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
     return proc.returncode, proc.stdout + proc.stderr
+
+
+@functools.lru_cache(maxsize=None)
+def course_copy() -> Path:
+    """A copy of the project's course.json and of what grading reads through it (exercises/,
+    solutions/, each assignment's public and hidden suites with their data), made once a session
+    in a folder of its own; returns the copy's course.json. Its overrides files hold a header alone.
+
+    The tests that autograde, export or report the project's own assignments grade with this copy:
+    the project's overrides files are the instructor's, and the README's walkthrough appends rows
+    to overrides/the-block.csv (run twice, its rows come twice, and every `grade autograde -a
+    the-block` stops on the duplicate extension). The copy's fingerprint (course_sha256) is the
+    project's: the same files at the same relative paths, and overrides are no part of it. Its
+    .grade-key is its own."""
+    root = Path(tempfile.mkdtemp(prefix="grade-course-copy-"))
+    atexit.register(shutil.rmtree, root, True)
+    header = "student,kind,problem,points,due,reason,by\n"
+    shutil.copy(PROJECT / "course.json", root / "course.json")
+    folders = ["exercises", "solutions"]
+    for assignment in json.loads((PROJECT / "course.json").read_text())["assignments"]:
+        name = assignment["assignment"]
+        folders += [f"tests/{name}/public", f"tests/{name}/hidden"]
+        if assignment.get("overrides"):
+            write_tree(root, {assignment["overrides"]: header})
+    for folder in folders:
+        if (PROJECT / folder).is_dir():
+            shutil.copytree(PROJECT / folder, root / folder,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    return root / "course.json"
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

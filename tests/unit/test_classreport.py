@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, THE_BLOCK, grade
+from conftest import PROJECT, THE_BLOCK, course_copy, grade
 from mutants import MUTANTS, write_faults
 
 from grader.course.manifest import CourseFile
@@ -50,7 +50,8 @@ def graded(tmp_path_factory) -> dict[str, dict]:
             shutil.copytree(PROJECT / "exercises" / THE_BLOCK, tmp / "subs" / name)
         else:
             write_faults(tmp / "subs" / name, _edits(mistakes))
-    code, output = grade("autograde", "-a", THE_BLOCK, tmp / "subs", "--out", tmp / "out", "--jobs", 2, "-q")
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, tmp / "subs",
+                         "--out", tmp / "out", "--jobs", 2, "-q")
     assert code == 0, output
     return {name: json.loads((tmp / "out" / f"{name}.json").read_text()) for name in KINDS}
 
@@ -67,7 +68,7 @@ def _late(doc: dict) -> dict:
 def scores(graded, tmp_path_factory) -> Path:
     """The class's score folder: each kind's file copied under student names, re-signed; plus grader errors and
     one file edited after grading; and a roster with one student who handed in nothing."""
-    key = load_key(PROJECT / "course.json")
+    key = load_key(course_copy())
     folder = tmp_path_factory.mktemp("class") / "scores"
     folder.mkdir()
     students = []
@@ -101,7 +102,7 @@ def _copies_with(mistake: str) -> int:
 def report(scores):
     from grader.commands.report import reports
 
-    (found,) = reports([scores], CourseFile(PROJECT / "course.json", THE_BLOCK), roster=scores.parent / "roster.csv")
+    (found,) = reports([scores], CourseFile(course_copy(), THE_BLOCK), roster=scores.parent / "roster.csv")
     return found
 
 
@@ -144,7 +145,8 @@ def test_failure_rates_and_lost_points_add_up_the_copies(report, graded):
 
 
 def test_the_terminal_report_off_a_terminal_is_plain_text_with_the_counts(scores):
-    code, output = grade("report", "-a", THE_BLOCK, scores, "--roster", scores.parent / "roster.csv")
+    code, output = grade("report", "--course", course_copy(), "-a", THE_BLOCK, scores,
+                         "--roster", scores.parent / "roster.csv")
     assert code == 0, output
     assert "\x1b[" not in output                                          # no colour codes in a CI log
     text = " ".join(output.split())
@@ -159,7 +161,8 @@ def test_a_bad_score_file_is_a_one_line_error_naming_it(scores, tmp_path):
     doc = json.loads((bad / "ddof_000.json").read_text())
     del doc["problems"]
     (bad / "ddof_000.json").write_text(json.dumps(doc))
-    code, output = grade("report", "-a", THE_BLOCK, bad, "--html", tmp_path / "class.html")
+    code, output = grade("report", "--course", course_copy(), "-a", THE_BLOCK, bad,
+                         "--html", tmp_path / "class.html")
     assert code == 2 and output.startswith("Error: ") and "ddof_000.json" in output and "problems" in output
     assert not (tmp_path / "class.html").exists()
 
@@ -167,7 +170,8 @@ def test_a_bad_score_file_is_a_one_line_error_naming_it(scores, tmp_path):
 @pytest.fixture(scope="module")
 def page(scores) -> Path:
     out = scores.parent / "class.html"
-    code, output = grade("report", "-a", THE_BLOCK, scores, "--html", out)
+    code, output = grade("report", "--course", course_copy(), "-a", THE_BLOCK, scores,
+                         "--html", out)
     assert code == 0, output
     return out
 
@@ -200,10 +204,12 @@ def test_headless_chromium_renders_the_counts_and_a_non_blank_page(page, tmp_pat
 
 def test_several_assignments_get_a_section_each(scores, tmp_path):
     modern = tmp_path / "modern"
-    code, output = grade("autograde", "-a", "the-modern-block", PROJECT / "examples" / "the-modern-block",
-                         "--out", modern, "--jobs", 2, "-q")
+    code, output = grade("autograde", "--course", course_copy(), "-a", "the-modern-block",
+                         PROJECT / "examples" / "the-modern-block", "--out", modern,
+                         "--jobs", 2, "-q")
     assert code == 0, output
-    code, output = grade("report", scores, modern, "--html", tmp_path / "both.html")
+    code, output = grade("report", "--course", course_copy(), scores, modern,
+                         "--html", tmp_path / "both.html")
     assert code == 0, output
     text = (tmp_path / "both.html").read_text()
     assert re.findall(r'data-assignment="([^"]+)"', text) == [THE_BLOCK, "the-modern-block"]

@@ -9,7 +9,7 @@ import zipfile
 
 import nbformat
 import pytest
-from conftest import EXAMPLES, MODULES, PROJECT, THE_BLOCK, notebook_code
+from conftest import EXAMPLES, MODULES, PROJECT, THE_BLOCK, course_copy, notebook_code
 from test_cli import grade
 
 
@@ -42,7 +42,7 @@ def per_problem(doc: dict) -> dict:
 def reference_scores(tmp_path_factory):
     """The examples graded from their folders of modules."""
     out = tmp_path_factory.mktemp("folders")
-    result = grade("autograde", EXAMPLES, "--out", out, "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    result = grade("autograde", EXAMPLES, "--out", out, "--course", course_copy(), "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     return scores(out)
 
@@ -57,7 +57,7 @@ def test_notebook_zip_and_py_get_the_points_of_the_same_code_in_folders(tmp_path
     (subs / "kathy_erf_gelu.py").write_text("\n\n".join(notebook_code("kathy_erf_gelu", m) for m in MODULES))
     (subs / "readme.txt").write_text("not a submission")
     out = tmp_path / "out"
-    result = grade("autograde", subs, "--out", out, "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    result = grade("autograde", subs, "--out", out, "--course", course_copy(), "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     assert "readme.txt: left out" in result.output
     got = scores(out)
@@ -77,7 +77,8 @@ def test_a_renamed_notebook_with_a_deleted_and_a_duplicated_cell_grades_what_is_
             cell.outputs, cell.execution_count = [], None
     nbformat.write(nb, folder / "Copy of the-block (1).ipynb")
     out = tmp_path / "out"
-    result = grade("autograde", tmp_path / "subs", "--out", out, "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    result = grade("autograde", tmp_path / "subs", "--out", out, "--course", course_copy(),
+                   "-a", THE_BLOCK)
     assert result.exit_code == 0, result.output
     doc = scores(out)["ada"]
     got = per_problem(doc)

@@ -211,7 +211,10 @@ def test_a_sixth_exercise_needs_no_grader_code(tmp_path):
     for folder in ("exercises", "solutions", "tests"):
         shutil.copytree(PROJECT / folder / THE_BLOCK, course / folder / THE_BLOCK,
                         ignore=shutil.ignore_patterns("__pycache__", "checks"))
-    shutil.copytree(PROJECT / "overrides", course / "overrides")           # the files course.json names
+    # the overrides file course.json names: a header alone (the project's own is the README
+    # walkthrough's to append to, so what it holds is the user's, not this test's)
+    write_tree(course, {settings(PROJECT / "course.json", THE_BLOCK)[0]["overrides"]:
+                        "student,kind,problem,points,due,reason,by\n"})
     write_tree(course / "exercises" / THE_BLOCK, {"relu.py": '"""ReLU: max(x, 0) elementwise."""\n\n\ndef relu(x):\n'
                                                               '    raise NotImplementedError\n'})
     write_tree(course / "solutions" / THE_BLOCK, {"relu.py": "import numpy as np\n\n\ndef relu(x):\n"

@@ -11,7 +11,8 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
-from conftest import GOOD, MAX_SCORE, MODULES, PROJECT, REFERENCE, THE_BLOCK, grade, write_tree
+from conftest import (GOOD, MAX_SCORE, MODULES, PROJECT, REFERENCE, THE_BLOCK, course_copy, grade,
+                      write_tree)
 
 from grader.errors import StudentError
 from grader.intake.files import File, choose
@@ -124,7 +125,8 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     for i in range(300):
         write_tree(folder / ".venv" / "lib" / f"pkg{i}", {"mod.py": "x = 1\n"})
     out = subs.parent / "out"
-    code, output = grade("autograde", subs, "--out", out, "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    code, output = grade("autograde", subs, "--out", out, "--course", course_copy(),
+                         "-a", THE_BLOCK)
     assert code == 0, output
     docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     return {"output": output, **docs}

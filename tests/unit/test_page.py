@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PROJECT, THE_BLOCK, grade
+from conftest import PROJECT, THE_BLOCK, course_copy, grade
 from mutants import write_mutant
 
 from grader.feedback.page import heatmap, legend
@@ -34,7 +34,8 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     with open(mutant / "attention.py", "a") as f:                       # the failing tests show what it printed
         f.write(PRINTS)
     shutil.copytree(PROJECT / "solutions" / "the-block", tmp / "subs" / "ada", ignore=shutil.ignore_patterns("mistakes.py"))
-    code, output = grade("autograde", "-a", THE_BLOCK, tmp / "subs", "--out", tmp / "out", "--html", "--jobs", 1)
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, tmp / "subs",
+                         "--out", tmp / "out", "--html", "--jobs", 1)
     assert code == 0, output
     code, output = grade("check", "-a", THE_BLOCK, "--path", mutant, "--html", tmp / "check.html")
     assert code == 1, output

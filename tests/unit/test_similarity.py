@@ -6,7 +6,7 @@ import re
 import shutil
 
 import pytest
-from conftest import PROJECT, THE_BLOCK, grade
+from conftest import PROJECT, THE_BLOCK, course_copy, grade
 
 from grader.course.manifest import load
 
@@ -51,12 +51,15 @@ def test_a_renamed_copy_ranks_first_and_the_stubs_make_nobody_alike(submissions)
 
 
 def test_the_report_shows_the_pairs_only_when_asked(submissions, tmp_path):
-    code, output = grade("autograde", "-a", THE_BLOCK, submissions, "--out", tmp_path / "scores", "--jobs", 2, "-q")
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, submissions,
+                         "--out", tmp_path / "scores", "--jobs", 2, "-q")
     assert code == 0, output
-    code, plain = grade("report", "-a", THE_BLOCK, tmp_path / "scores", "--html", tmp_path / "plain.html")
+    code, plain = grade("report", "--course", course_copy(), "-a", THE_BLOCK, tmp_path / "scores",
+                        "--html", tmp_path / "plain.html")
     assert code == 0, plain
     assert "similar code" not in plain.lower() and "copycat ~" not in (tmp_path / "plain.html").read_text()
-    code, output = grade("report", "-a", THE_BLOCK, tmp_path / "scores", "--similarity", submissions,
+    code, output = grade("report", "--course", course_copy(), "-a", THE_BLOCK, tmp_path / "scores",
+                         "--similarity", submissions,
                          "--html", tmp_path / "class.html")
     assert code == 0, output
     assert re.search(r"copycat ~ orig: \d+\.\d %", output), output

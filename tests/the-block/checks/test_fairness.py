@@ -7,14 +7,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import THE_BLOCK, grade
+from conftest import THE_BLOCK, course_copy, grade
 from mutants import FAULTS, faulty, points_lost, write_class
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict[str, dict]:
     tmp = tmp_path_factory.mktemp("fairness")
-    code, output = grade("autograde", "-a", THE_BLOCK, write_class(tmp / "subs"), "--out", tmp / "out", "--jobs", 2)
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK,
+                         write_class(tmp / "subs"), "--out", tmp / "out", "--jobs", 2)
     assert code == 0, output
     docs = {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
     assert docs["reference"]["score"] == docs["reference"]["max_score"]
@@ -63,7 +64,8 @@ def fakes(tmp_path_factory) -> dict[str, dict]:
             head, _, _ = text.partition("def attention(")
             source = head + "def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):\n" + ATTENTION_AS_U_W_V
         (folder / f"{module}.py").write_text(source)
-    code, output = grade("autograde", "-a", THE_BLOCK, tmp / "subs", "--out", tmp / "out", "--jobs", 2)
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, tmp / "subs",
+                         "--out", tmp / "out", "--jobs", 2)
     assert code == 0, output
     return {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import PROJECT, THE_BLOCK, grade
+from conftest import PROJECT, THE_BLOCK, course_copy, grade
 
 F, Z, N = "full", "zero", "not_full"
 EXAMPLES = {   # layernorm, gelu, attention, block, params
@@ -45,7 +45,8 @@ def test_validate_reference_full_and_stubs_zero():
 @pytest.fixture(scope="module")
 def example_scores(tmp_path_factory):
     out = tmp_path_factory.mktemp("scores")
-    code, output = grade("autograde", "-a", THE_BLOCK, PROJECT / "examples" / "the-block", "--out", out, "--jobs", 2)
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK,
+                         PROJECT / "examples" / "the-block", "--out", out, "--jobs", 2)
     assert code == 0, output
     return {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
 
@@ -118,7 +119,8 @@ def test_check_says_what_share_of_each_problems_points_its_public_tests_carry(ex
 
 def problem_scores(folder, tmp_path) -> dict:
     """`grade autograde` on the one submission in ``folder``; its problems' scores (points) by name."""
-    code, output = grade("autograde", "-a", THE_BLOCK, folder.parent, "--out", tmp_path / "out", "--quiet")
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, folder.parent,
+                         "--out", tmp_path / "out", "--quiet")
     assert code == 0, output
     doc = json.loads((tmp_path / "out" / f"{folder.name}.json").read_text())
     return {p["name"]: p["score"] for p in doc["problems"]}
@@ -198,7 +200,8 @@ def test_a_component_slip_costs_its_own_value_tests_only(tmp_path):
         "import numpy as np\n"
         "def mlp(u, W_1, W_2):\n    return np.zeros((u.shape[0], W_2.shape[1]))\n"
         "def block(x, params, n_heads=1, use_attention=True):\n    return np.zeros(np.shape(x))\n")
-    code, output = grade("autograde", "-a", THE_BLOCK, right.parent, "--out", tmp_path / "out", "--quiet")
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, right.parent,
+                         "--out", tmp_path / "out", "--quiet")
     assert code == 0, output
     scores = {name: {p["name"]: p["score"] for p in json.loads((tmp_path / "out" / f"{name}.json").read_text())["problems"]}
               for name in ("alan", "zeros")}
@@ -225,7 +228,8 @@ def test_a_component_failing_on_purpose_cannot_excuse_a_wiring_mistake(tmp_path)
         "    if np.shape(x) == (3, 5):        # only the hidden test of an input left unmodified\n"
         "        gamma = beta = None\n"
         "    return _real_layernorm(x, gamma, beta, eps)\n"))
-    code, output = grade("autograde", "-a", THE_BLOCK, subs, "--out", tmp_path / "out", "--quiet")
+    code, output = grade("autograde", "--course", course_copy(), "-a", THE_BLOCK, subs,
+                         "--out", tmp_path / "out", "--quiet")
     assert code == 0, output
     block = {name: next(p["score"] for p in json.loads((tmp_path / "out" / f"{name}.json").read_text())["problems"]
                         if p["name"] == "block") for name in ("honest", "attack")}
