@@ -156,7 +156,10 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
     \b
     OUT gets the stubs, the public suites, a student course.json (no solutions, no hidden suites), a README
     and the grader; NBGRADER_DIR/source/<assignment>/<assignment>.ipynb gets solution cells and locked test
-    cells (hidden part between ### BEGIN/END HIDDEN TESTS). Then run nbgrader on it, e.g.:
+    cells (hidden part between ### BEGIN/END HIDDEN TESTS). Both get the feedback data computed
+    here in place of the solutions: the known mistakes' outputs on the public tests' inputs (found
+    by grading the reference with the public tests: it must pass them all) and the worked
+    example's reference values. Then run nbgrader on it, e.g.:
       grade release --out release/ --nbgrader-dir nbgrader_course/
       cd nbgrader_course && nbgrader generate_assignment <assignment> --force
     """
@@ -250,23 +253,6 @@ def schema() -> None:
     from grader.report import SCHEMA_PATH
 
     click.echo(SCHEMA_PATH.read_text(), nl=False)
-
-
-@main.command()
-@course_option
-@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a stored file is out of date.")
-def precompute(course_path: Path, check_only: bool) -> None:
-    """Store what students' feedback needs without the solutions (instructors).
-
-    \b
-    The known mistakes' outputs on the public tests' inputs, and the worked example's reference values,
-    in the files course.json's "feedback" names. Run it after changing a public suite, the catalogue of
-    mistakes, the worked example or a solution.
-    Example:
-      grade precompute -a NAME && git add tests/NAME/public/*.json
-    """
-    from grader.commands import precompute as command
-    sys.exit(command.main(course_path=course_path, check_only=check_only))
 
 
 @main.command()

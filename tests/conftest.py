@@ -161,12 +161,22 @@ def course():
 
 
 def students_copy(root: Path, assignment: str = THE_BLOCK) -> Path:
-    """What a student's release holds of ``assignment`` (stubs, public suites and their data, the student
-    course.json), as ``grade release`` writes it, without the grader package; returns ``root``."""
-    from grader.commands.release import public_files, stub_files, write_tree as write_release
+    """What a student's release holds of ``assignment`` (stubs, public suites and the feedback
+    data, the student course.json), written by ``grade release``, without the grader package
+    (`python -m grader` in ``root`` runs this checkout's); returns ``root``."""
+    import shutil
+    import tempfile
 
-    course = load(PROJECT / "course.json", assignment)
-    write_release({**stub_files(course), **public_files(course)}, root)
+    made = Path(tempfile.mkdtemp(prefix="grade-release-"))
+    release, grader_files = made / "release", ("grader", "pyproject.toml")
+    try:
+        code, output = grade("release", "-a", assignment, "--out", release,
+                             "--nbgrader-dir", made / "nb")
+        assert code == 0, output
+        shutil.copytree(release, root, ignore=lambda folder, names: [
+            name for name in names if Path(folder) == release and name in grader_files])
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
     return root
 
 

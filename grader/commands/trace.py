@@ -1,5 +1,6 @@
 """``grade trace``: the course's worked example through the student's functions, step by step, beside the
-reference (:mod:`grader.feedback.trace` computes it, :mod:`grader.feedback.traceview` prints it).
+reference (:mod:`grader.feedback.trace` computes it, :mod:`grader.feedback.traceview` prints it; the
+reference's values: :func:`grader.commands.feedback_data.trace_cases`).
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Sequence
 
 import click
 
+from grader.commands.feedback_data import trace_cases
 from grader.course import manifest as course_mod
 from grader.errors import ExitStatus, GradeError
 from grader.feedback import trace as trace_mod, traceview
@@ -27,7 +29,7 @@ def main(*, course_path: Path, path: Path | None, settings: Sequence[str], list_
     folder = path or course.exercises
     if not folder.is_dir():
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
-    result = trace_mod.run(course, folder, case)
+    result = trace_mod.run(course, folder, case, trace_cases(course))
     asked = ", ".join(settings)
     traceview.trace_table(result, console(), title=f"The worked example through your functions in {folder} "
                                                    f"({asked or 'as in the course'})")

@@ -53,9 +53,12 @@ class Feedback:
     """The course's files behind the teaching feedback (course.json ``feedback``); a file may be absent.
 
     :param mistakes: the catalogue of known mistakes, a module next to the solutions (instructors only).
-    :param mistakes_data: the mistakes' outputs on the public suites' inputs (``grade precompute``; ships to students).
+    :param mistakes_data: a release's only: the mistakes' outputs on the public suites' inputs.
     :param trace: the module that runs the worked example step by step (``grade trace``).
-    :param trace_data: the reference's value at every step of the worked example (``grade precompute``).
+    :param trace_data: a release's only: the reference's value at every step of the worked example.
+
+    The two data files are computed by ``grade release`` into the release, never kept beside the
+    solutions: there the catalogue and the worked example run live.
     """
 
     mistakes: Path | None = None
@@ -261,9 +264,14 @@ def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
     _only_known(feedback_data, {f.name for f in fields(Feedback)}, path, at + "feedback.")
     feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, at + "feedback.")
                            for key in feedback_data})
-    for key in ("mistakes", "trace"):                    # written by hand (the data files: by grade precompute)
+    for key in ("mistakes", "trace"):                    # by hand (the data: by grade release)
         if key in feedback_data and not getattr(feedback, key).is_file():
             raise _fail(path, f"{at}feedback.{key}", f"file {feedback_data[key]} does not exist")
+    for key in ("mistakes_data", "trace_data"):          # beside the solutions: stale unseen
+        if solutions and key in feedback_data:
+            raise _fail(path, f"{at}feedback.{key}", "computed data belongs in a student's release "
+                        "(grade release writes it there); with the solutions it is computed live: "
+                        "remove the field")
     due, late_policy, missing_timestamp = from_settings(data, path, at)
     overrides = _get(data, "overrides", str, path, at, None)
     if overrides and not (root / overrides).is_file():          # a typo would silently drop every override

@@ -10,13 +10,16 @@ whose output does not also pass the check, that mistake's one-line message is th
 A call names only what its inputs can tell apart: a variant that passes the check there (it equals the
 reference on these inputs) never is a diagnosis, and two variants of different mistakes that give the same
 output there (within the check's tolerance) are not named by that call, since the student's output could be
-either (:func:`unique_match`; the same rule whether the outputs are precomputed or live). A parametric mistake
+either (:func:`unique_match`; the same rule whether the outputs are stored or live). A parametric
+mistake
 (:func:`fit`) is a family of variants, one per value of its parameter (a default eps of 1e-6, 1e-8, ...): its
 members are never rivals of each other, and the diagnosis is the member closest to the student's output.
 
-A student's copy of the course has no solutions and so no variants: for every call the public suites make,
-``grade precompute`` stores the variants' outputs and the messages in ``feedback.mistakes_data`` (JSON),
-which is used first. Outputs are looked up by a hash of the function name and the arguments.
+Where the solutions are (the instructor's checkout, the Gradescope autograder) the variants run
+live, so a change of the catalogue counts at once. A student's copy of the course has no solutions
+and so no variants: ``grade release`` writes into it, for every call the public suites make, the
+variants' outputs and the messages (course.json ``feedback.mistakes_data``, JSON), looked up by a
+hash of the function and the arguments.
 """
 from __future__ import annotations
 
@@ -159,10 +162,12 @@ class Catalogue:
     """The course's known mistakes, as the suites' ``mistakes`` fixture.
 
     ``mistakes.<function>(*args, **kwargs)`` returns a :data:`~grader.feedback.mismatch.Diagnose` for a check on the
-    student's ``<function>(*args, **kwargs)``. Precomputed outputs are used first, then the live variants
-    (computed once per call and kept). With neither, the diagnosis is None.
+    student's ``<function>(*args, **kwargs)``. The variants run live when their module is given
+    (computed once per call and kept), else the stored outputs are used. With neither, the diagnosis
+    is None.
 
-    :param data: the JSON file of precomputed outputs (``{"messages": ..., "calls": {key: {mistake: [outputs]}}}``).
+    :param data: the JSON file of stored outputs
+        (``{"messages": ..., "calls": {key: {mistake: [outputs]}}}``).
     :param variants: the catalogue module (defines ``MISTAKES``); ``search`` is put on ``sys.path`` to import it.
     """
 
@@ -174,10 +179,12 @@ class Catalogue:
 
     @classmethod
     def for_course(cls, course) -> "Catalogue":
-        """The catalogue named in ``course.feedback`` (variants only where the solutions are present)."""
-        solutions = course.solutions if course.solutions is not None and course.solutions.is_dir() else None
-        return cls(course.feedback.mistakes_data, course.feedback.mistakes if solutions else None,
-                   (solutions,) if solutions else ())
+        """The catalogue named in ``course.feedback``: its variants where the solutions are, else
+        the data a release carries."""
+        solutions = course.solutions
+        if solutions is not None and solutions.is_dir():
+            return cls(None, course.feedback.mistakes, (solutions,))
+        return cls(course.feedback.mistakes_data)
 
     @cached_property
     def _data(self) -> dict:
@@ -200,12 +207,14 @@ class Catalogue:
         return {**self._data["messages"], **{m.id: m.message for m in self.mistakes}}
 
     def outputs(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Outputs:
-        """The mistakes' outputs for this call: precomputed if stored, else live; kept for the next student."""
+        """The mistakes' outputs for this call: live from the variants, else as stored; kept for
+        the next student."""
         key = call_key(function, args, kwargs)
         if key not in self._computed:
-            stored = self._data["calls"].get(key)
-            self._computed[key] = (decode(stored) if stored is not None
-                                   else run_variants(self.mistakes, function, args, kwargs))
+            if self._variants_path is not None:
+                self._computed[key] = run_variants(self.mistakes, function, args, kwargs)
+            else:
+                self._computed[key] = decode(self._data["calls"].get(key, {}))
         return self._computed[key]
 
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> "Call":
@@ -227,7 +236,7 @@ class Call:
     variants' outputs.
     """
 
-    catalogue: "Catalogue | Recorder"
+    catalogue: Catalogue
     function: str
     args: tuple
     kwargs: dict
@@ -243,31 +252,27 @@ class Call:
         return frozenset(family(mid) for mid in _matches(self.outputs(), got, expected, same)[1])
 
 
-class Recorder:
-    """The ``mistakes`` fixture while ``grade precompute`` runs the public suites: notes every call."""
+class Recorder(Catalogue):
+    """A catalogue that notes every call a check asks it about, passed or failed, in ``calls``: the
+    ``mistakes`` fixture while ``grade release`` grades the reference with the public suites (a
+    reference that fails a test is diagnosed as a student would be). With no variants, it diagnoses
+    nothing."""
 
-    messages: dict[str, str] = {}
-
-    def __init__(self) -> None:
+    def __init__(self, data: Path | None = None, variants: Path | None = None,
+                 search: Sequence[Path] = ()):
+        super().__init__(data, variants, search)
         self.calls: dict[str, tuple[str, tuple, dict]] = {}
 
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Call:
         self.calls[call_key(function, args, kwargs)] = (function, copy.deepcopy(args), copy.deepcopy(kwargs))
-        return Call(self, function, args, kwargs)
-
-    def outputs(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Outputs:
-        return {}
-
-    def __getattr__(self, function: str) -> Callable[..., Diagnose]:
-        if function.startswith("_"):
-            raise AttributeError(function)
-        return partial(self.diagnose, function)
+        return super().diagnose(function, *args, **kwargs)
 
 
 def precompute(catalogue: Sequence[Mistake], calls: Mapping[str, tuple[str, tuple, dict]],
                reference: Callable[[str, tuple, dict], Any]) -> dict:
-    """The JSON data for ``feedback.mistakes_data``: messages, and for each call the outputs of the variants
-    that differ from the reference's own output (the others can never be a diagnosis)."""
+    """The JSON data for ``feedback.mistakes_data`` (what a release carries): messages, and for each
+    call the outputs of the variants that differ from the reference's own output (the others are
+    never a diagnosis)."""
     stored = {}
     for key, (function, args, kwargs) in sorted(calls.items()):
         right = reference(function, args, kwargs)

@@ -1,5 +1,6 @@
-"""The known mistakes' outputs as ``grade precompute`` stores them (course.json ``feedback.mistakes_data``):
-each call looked up by a stable hash of the function and its arguments, the outputs as JSON data.
+"""The known mistakes' outputs as a student's release stores them (course.json
+``feedback.mistakes_data``, written by ``grade release``): each call looked up by a stable hash of
+the function and its arguments, the outputs as JSON data.
 """
 from __future__ import annotations
 

@@ -8,9 +8,12 @@ the course functions it is meant to call), ``CASES`` (each case keyword of ``ste
 
 Each step is computed twice with the student's functions: from the reference's earlier values ("yours": it judges
 that step's function alone, so two faults in two functions show at two steps) and from the student's own earlier
-values ("your chain": where their block ends up). The reference's values come from ``feedback.trace_data``
-(written by ``grade precompute``), so a student's copy needs no solutions. The student's functions run in the
-sandboxed worker through the same proxy as grading (:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
+values ("your chain": where their block ends up). The reference's values are computed live where
+the solutions are (the instructor's checkout), in the grader process: the inputs are the course's
+own worked example, never a student's. A student's copy has no solutions: ``grade release`` writes
+the values into it (``feedback.trace_data``; both: :mod:`grader.commands.feedback_data`). The
+student's functions run in the sandboxed worker through the same proxy as grading
+(:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
 """
 from __future__ import annotations
 
@@ -130,7 +133,8 @@ def case_key(case: dict) -> str:
 
 
 def reference_data(module: Any, functions: Any) -> dict:
-    """The JSON data for ``feedback.trace_data``: every case's steps with the reference's values."""
+    """Every case's steps with the values of ``functions`` (the reference's): the JSON data of
+    ``feedback.trace_data``."""
     cases = {}
     for case in module.cases():
         values: dict[str, np.ndarray] = {}
@@ -142,7 +146,7 @@ def reference_data(module: Any, functions: Any) -> dict:
 
 
 def _module(course: Course) -> Any:
-    if course.feedback.trace is None or course.feedback.trace_data is None:
+    if course.feedback.trace is None:
         raise GradeError(f"{course.path}: field 'feedback': this course has no worked example to trace")
     return import_course_module(course.feedback.trace)
 
@@ -177,29 +181,26 @@ def case_from(course: Course, settings: Sequence[str]) -> dict:
     return case
 
 
-def run(course: Course, folder: Path, case: dict) -> Trace:
+def run(course: Course, folder: Path, case: dict, cases: Mapping[str, list[dict]]) -> Trace:
     """Run the worked example's ``case`` through the functions in ``folder``, in the sandboxed worker.
 
-    :raises GradeError: the course has no trace, its data is missing or out of date, or it has no reference for
-        ``case``.
+    :param cases: the reference's steps in every case (``reference_data(...)["cases"]``).
+    :raises GradeError: the course has no trace, or ``cases`` has no reference for ``case`` or not
+        its steps.
     """
     feedback = course.feedback
     module = _module(course)
-    try:
-        data = json.loads(feedback.trace_data.read_text())
-    except (OSError, ValueError) as err:
-        raise GradeError(f"{feedback.trace_data}: the reference's trace is unreadable ({err}); "
-                         "instructors: run `grade precompute`") from None
-    reference = data["cases"].get(case_key(case))
+    reference = cases.get(case_key(case))
     if reference is None:
-        offered = [json.loads(key) for key in data["cases"]]
+        offered = [json.loads(key) for key in cases]
         values = {k: sorted({json.dumps(c.get(k)) for c in offered}) for k in case}
         raise GradeError("the worked example has no such case: "
                          + "; ".join(f"{k} is one of {', '.join(v)}" for k, v in values.items() if len(v) > 1))
     specs = list(module.steps(**case))
     if [s[0] for s in specs] != [r.get("key") for r in reference]:
-        raise GradeError(f"{feedback.trace_data}: the reference's trace is out of date with {feedback.trace.name}; "
-                         "instructors: run `grade precompute`")
+        raise GradeError(f"{feedback.trace_data or feedback.trace}: the reference's values do not "
+                         f"follow the steps of {feedback.trace.name} (grade release writes both: "
+                         "release again)")
     blind = getattr(module, "cannot_check", lambda **_: None)(**case)
     with Worker(folder, course.limits, modules=course.modules) as worker:
         student = Student(worker, course.functions, course.limits)

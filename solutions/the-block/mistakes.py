@@ -8,7 +8,8 @@ matches exactly one (grader.feedback.mistakes). A mistake inside a component als
 use it (softmax without the max inside attention; the block and mlp around a faulty layernorm, attention
 or gelu), so a test of attention can name a softmax mistake, and a block test can accept the right wiring
 around a component whose own tests found this mistake.
-`grade precompute` stores their outputs on the public tests' inputs in tests/public/mistakes.json.
+`grade release` stores their outputs on the public tests' inputs in the release's
+tests/public/mistakes.json.
 """
 import math
 from functools import partial

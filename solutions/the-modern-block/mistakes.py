@@ -6,7 +6,8 @@ RMSNorm mean-centred or without eps, SwiGLU with the gate on the wrong branch or
 np.tile for repeat); the grader runs them in its own process after a failed check and names the mistake when the
 student's output matches exactly one (grader.mistakes). The block and count_model tests stand in correct
 components (wiring), so a component's mistake needs no variant of the functions around it.
-`grade precompute` stores their outputs on the public tests' inputs in tests/the-modern-block/public/mistakes.json.
+`grade release` stores their outputs on the public tests' inputs in the release's
+tests/public/mistakes.json.
 """
 import math
 from functools import partial

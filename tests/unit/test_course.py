@@ -129,7 +129,7 @@ def test_a_bad_field_of_one_assignment_is_named_with_its_place(mini_course):
 
 def test_every_command_takes_the_assignment(mini_course):
     path = two_assignments(mini_course)
-    for command in (["validate"], ["precompute", "--check"], ["trace"], ["check"], ["release", "--out", "x"]):
+    for command in (["validate"], ["trace"], ["check"], ["release", "--out", "x"]):
         code, output = grade(*command, "--course", path)
         assert code == 2 and "holds 2 assignments: pass --assignment with one of mini, mini-2" in output, command
     code, output = grade("validate", "--course", path, "-a", "mini")
@@ -200,7 +200,7 @@ def test_relu_of_random_rows(student, reference):
 
 def test_a_sixth_exercise_needs_no_grader_code(tmp_path):
     """An instructor adds a sixth problem to a copy of the project's the-block (a stub, a solution, two suites
-    and its line in course.json): precompute, validate, release, check in the release and autograde all take it,
+    and its line in course.json): validate, release, check in the release and autograde all take it,
     with no grader code changed."""
     import shutil
 
@@ -226,8 +226,6 @@ def test_a_sixth_exercise_needs_no_grader_code(tmp_path):
          "public": f"tests/{THE_BLOCK}/public/test_relu.py", "hidden": f"tests/{THE_BLOCK}/hidden/test_relu.py"})
     (course / "course.json").write_text(json.dumps(manifest))
 
-    code, output = grade("precompute", cwd=course)
-    assert code == 0, output
     code, output = grade("validate", cwd=course)
     assert code == 0 and "course is valid" in output, output
     assert "relu" in output and "105/105" in output

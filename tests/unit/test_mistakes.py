@@ -1,5 +1,6 @@
 """The catalogue of known mistakes, generically: a diagnosis is shown only for the unique match, never for a
-correct submission, from the variants (instructors) or from precomputed outputs (a student's copy)."""
+correct submission, from the variants (instructors) or from the outputs `grade release` stores (a
+student's copy)."""
 from __future__ import annotations
 
 import json
@@ -48,13 +49,13 @@ def student(body: str) -> dict[str, str]:
 
 @pytest.fixture
 def course_with_mistakes(mini_course: Path) -> Path:
-    """The mini course with a catalogue of four mistakes (two of which give the same output) and its data."""
+    """The mini course with a catalogue of four mistakes (two of which give the same output)."""
     root = mini_course.parent
     (root / "tests" / "public" / "test_mathy.py").write_text(SUITE)
     (root / "tests" / "hidden" / "test_mathy.py").write_text(HIDDEN)
     (root / "solutions" / "mistakes.py").write_text(CATALOGUE)
     data = json.loads(mini_course.read_text())
-    data["feedback"] = {"mistakes": "solutions/mistakes.py", "mistakes_data": "tests/public/mistakes.json"}
+    data["feedback"] = {"mistakes": "solutions/mistakes.py"}
     data["problems"][0]["points"] = 2
     mini_course.write_text(json.dumps(data))
     return mini_course
@@ -86,29 +87,79 @@ def test_the_unique_match_is_named_in_public_and_hidden_tests_and_the_score_file
     assert "diagnosis: your output is the expected one times 2, everywhere" in docs["quadrupler"]["test_double_small"]["output"]
 
 
-def test_a_students_copy_without_solutions_diagnoses_from_the_precomputed_outputs(course_with_mistakes, tmp_path):
-    code, output = grade("precompute", "--course", course_with_mistakes)
+def release(course: Path, tmp_path: Path) -> tuple[int, str, Path]:
+    """`grade release` of ``course`` into tmp_path/release: its exit status, what it printed, the
+    folder."""
+    out = tmp_path / "release"
+    code, output = grade("release", "--course", course, "--out", out,
+                         "--nbgrader-dir", tmp_path / "nb")
+    return code, output, out
+
+
+def test_a_students_copy_without_solutions_diagnoses_from_the_outputs_its_release_stores(
+        course_with_mistakes, tmp_path):
+    code, output, released = release(course_with_mistakes, tmp_path)
     assert code == 0, output
-    data_file = course_with_mistakes.parent / "tests" / "public" / "mistakes.json"
+    assert "the known mistakes' outputs on 1 calls" in output
+    data_file = released / "tests" / "public" / "mistakes.json"
     assert json.loads(data_file.read_text())["messages"]["double.triple"] == "this matches 3 * x: multiply by 2"
-    code, output = grade("precompute", "--check", "--course", course_with_mistakes)
-    assert code == 0, output
-    release = tmp_path / "release"
-    shutil.copytree(course_with_mistakes.parent, release, ignore=shutil.ignore_patterns("solutions", "hidden"))
-    manifest = json.loads((release / "course.json").read_text())
-    del manifest["solutions"], manifest["problems"][0]["hidden"], manifest["feedback"]["mistakes"]  # as released
-    (release / "course.json").write_text(json.dumps(manifest))
-    code, output = grade("check", "--course", release / "course.json", "--path", write_tree(tmp_path / "me", student("3 * x")))
+    manifest = json.loads((released / "course.json").read_text())
+    assert manifest["feedback"] == {"mistakes_data": "tests/public/mistakes.json"}   # no variants
+    assert "solutions" not in manifest and not (released / "solutions").exists()
+    me = write_tree(tmp_path / "me", student("3 * x"))
+    code, output = grade("check", "--course", released / "course.json", "--path", me)
     assert code == 1
     assert "diagnosis: this matches 3 * x: multiply by 2" in output
 
 
-def test_precompute_check_fails_when_the_data_is_out_of_date(course_with_mistakes):
-    grade("precompute", "--course", course_with_mistakes)
-    suite = course_with_mistakes.parent / "tests" / "public" / "test_mathy.py"
-    suite.write_text(SUITE.replace("np.arange(1.0, 4.0)", "np.arange(1.0, 5.0)"))
-    code, output = grade("precompute", "--check", "--course", course_with_mistakes)
-    assert code == 1 and "mistakes.json: out of date (run `grade precompute`)" in output
+def test_a_release_whose_reference_fails_a_public_test_stops_naming_the_test(course_with_mistakes,
+                                                                              tmp_path):
+    """Its feedback data comes from grading the reference with the public suites, as real grading
+    runs them: a reference that fails one is named, test by test, with what the test said, and
+    nothing is released."""
+    write_tree(course_with_mistakes.parent / "solutions", student("3 * x"))
+    code, output, released = release(course_with_mistakes, tmp_path)
+    assert code == 2, output
+    lines = output.strip().splitlines()
+    assert lines[0] == ("Error: the reference solutions fail public tests, so their feedback data "
+                        "cannot be computed:")
+    assert lines[1].startswith("  tests/public/test_mathy.py::test_double_small: "
+                               "double of [1, 2, 3]")
+    assert "diagnosis: this matches 3 * x: multiply by 2" in lines[1] and len(lines) == 2
+    assert not released.exists()
+
+
+def test_a_catalogue_change_in_the_instructors_checkout_counts_at_once(course_with_mistakes,
+                                                                       tmp_path):
+    """Where the solutions are, the variants run live: an edited message or a new mistake is what
+    the next grading says, with no step between (no stored data to bring up to date)."""
+    me = write_tree(tmp_path / "me", student("3 * x"))
+    code, output = grade("check", "--course", course_with_mistakes, "--path", me)
+    assert code == 1 and "diagnosis: this matches 3 * x: multiply by 2" in output
+    catalogue = course_with_mistakes.parent / "solutions" / "mistakes.py"
+    catalogue.write_text(CATALOGUE.replace("3 * x: multiply by 2", "3 * x: use 2"))
+    code, output = grade("check", "--course", course_with_mistakes, "--path", me)
+    assert code == 1 and "diagnosis: this matches 3 * x: use 2" in output
+    me = write_tree(tmp_path / "me", student("x - 1"))
+    code, output = grade("check", "--course", course_with_mistakes, "--path", me)
+    assert "diagnosis" not in output
+    catalogue.write_text(CATALOGUE + "MISTAKES.append(mistake('double.minus', 'this matches x - 1: "
+                                     "multiply by 2', double=lambda x: x - 1))\n")
+    code, output = grade("check", "--course", course_with_mistakes, "--path", me)
+    assert code == 1 and "diagnosis: this matches x - 1: multiply by 2" in output
+
+
+def test_an_instructors_course_json_may_not_name_computed_data(course_with_mistakes):
+    """Data kept beside the solutions would be used in place of the live catalogue and go stale
+    unseen."""
+    data = json.loads(course_with_mistakes.read_text())
+    data["feedback"]["mistakes_data"] = "tests/public/mistakes.json"
+    course_with_mistakes.write_text(json.dumps(data))
+    code, output = grade("check", "--course", course_with_mistakes)
+    assert code == 2 and output.strip().splitlines() == [
+        f"Error: {course_with_mistakes}: field 'feedback.mistakes_data': computed data belongs in "
+        "a student's release (grade release writes it there); with the solutions it is computed "
+        "live: remove the field"]
 
 
 def test_unique_match_needs_exactly_one_mistake_that_the_expected_value_does_not_also_match():
@@ -133,7 +184,7 @@ def test_call_key_tells_calls_apart_by_values_dtype_shape_and_keywords():
     assert call_key("f", (np.float64(0.5), {"b": 1, "a": [2]}), {}) == call_key("f", (0.5, {"a": [2], "b": 1}), {})
 
 
-def test_catalogue_uses_stored_outputs_first_and_runs_variants_only_once_per_call(tmp_path):
+def test_catalogue_runs_the_variants_once_a_call_when_given_else_uses_the_stored_outputs(tmp_path):
     module = tmp_path / "cat" / "mistakes.py"
     write_tree(module.parent, {"mistakes.py": "from grader.feedback.mistakes import mistake\nRUNS = []\n"
                                "MISTAKES = [mistake('f.plus', 'this matches x + 1', f=lambda x: (RUNS.append(1), x + 1)[1])]\n"})
@@ -141,12 +192,15 @@ def test_catalogue_uses_stored_outputs_first_and_runs_variants_only_once_per_cal
     stored = np.array([7.0])
     data.write_text(json.dumps({"messages": {"f.seven": "this matches seven"},
                                 "calls": {call_key("f", (stored,), {}): {"f.seven": [{"array": [7.0]}]}}}))
+    one, seven, released = [np.array([1.0])], np.array([7.0]), Catalogue(data)
+    assert released.f(stored)(seven, one, same_array) == Diagnosis("f.seven", "this matches seven")
+    assert released.f(one[0])(np.array([2.0]), [np.array([5.0])], same_array) is None   # not stored
     catalogue = Catalogue(data, module)
-    assert catalogue.f(stored)(np.array([7.0]), [np.array([1.0])], same_array) == Diagnosis("f.seven", "this matches seven")
+    assert catalogue.f(stored)(seven, one, same_array) is None          # live: 7 + 1 is no 7
     x = np.array([1.0])
     for _ in range(3):
         assert catalogue.f(x)(np.array([2.0]), [np.array([5.0])], same_array) == Diagnosis("f.plus", "this matches x + 1")
-    assert import_course_module(module).RUNS == [1]
+    assert import_course_module(module).RUNS == [1, 1]                 # once for each call
 
 
 def test_recorder_notes_calls_and_diagnoses_nothing():

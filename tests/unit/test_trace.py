@@ -3,6 +3,7 @@ the first step that differs names the function at fault, in the sandboxed worker
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import re
@@ -13,24 +14,31 @@ import sys
 import numpy as np
 import pytest
 from conftest import PROJECT, THE_BLOCK, students_copy, write_tree
+from grader.course.manifest import load
 from grader.course.modules import import_course_module
+from grader.commands.feedback_data import trace_cases
 from mutants import MUTANTS, faulty, write_mutant
 
 PUBLIC = PROJECT / "tests" / "the-block" / "public"
 toy = import_course_module(PUBLIC / "toy.py")     # the course's worked numbers
 
-TRACE = json.loads((PROJECT / "tests" / "the-block" / "public" / "trace.json").read_text())["cases"]
+
+@functools.cache
+def reference() -> dict[str, list[dict]]:
+    """The reference's steps in every case, as `grade trace` computes them beside the solutions."""
+    return trace_cases(load(PROJECT / "course.json", THE_BLOCK))
 
 
 def case(row_x10=None, change_last=False, no_attention=False, random=False) -> dict[str, np.ndarray]:
     key = json.dumps({"change_last": change_last, "no_attention": no_attention, "random": random, "row_x10": row_x10},
                      sort_keys=True)
-    return {step["name"]: np.array(step["value"]) for step in TRACE[key]}
+    return {step["name"]: np.array(step["value"]) for step in reference()[key]}
 
 
 def trace(*args, cwd=PROJECT):
     """`grade trace ARGS` in ``cwd``: the-block's in this repository, the one assignment of a student's copy."""
     course = ["-a", THE_BLOCK] if cwd == PROJECT else []
+    # timeout: a backstop against a hang, not a measurement (quiet: 1.3 s; 90x margin)
     proc = subprocess.run([sys.executable, "-m", "grader", "trace", *course, *map(str, args)], capture_output=True,
                           text=True,
                           cwd=cwd, timeout=120)
@@ -173,7 +181,8 @@ def test_a_wide_step_fits_80_columns_and_shows_its_first_differing_column(tmp_pa
     folder = faulty(tmp_path, "me", {"gelu": [(gelu, "return np.where(x > 3.5, x, 0) + (x <= 3.5) * 0.5 * x * "
                                                     "(1 + np.tanh(")]})
     case = {"row_x10": None, "change_last": False, "no_attention": False, "random": True}
-    result = trace_mod.run(course_mod.load(PROJECT / "course.json", "the-block"), folder, case)
+    course = course_mod.load(PROJECT / "course.json", "the-block")
+    result = trace_mod.run(course, folder, case, reference())
     console = Console(width=80, record=True, file=io.StringIO())
     traceview.trace_table(result, console, "title")
     text = console.export_text()
@@ -202,6 +211,26 @@ def test_a_students_copy_without_solutions_can_trace(tmp_path):
     root = students_copy(tmp_path / "release")
     folder = write_mutant(PROJECT / "solutions" / "the-block", tmp_path / "me", "gelu.erf")
     code, output = trace("--path", folder, cwd=root)
+    assert code == 1 and verdicts(output)["gelu"].startswith("✗ gelu() differs at step 7;")
+
+
+def test_an_edit_of_a_solution_counts_at_once_in_the_instructors_checkout(tmp_path):
+    """Where the solutions are, the reference's values are computed live: the next `grade trace`
+    follows an edited solution, with no step between (no stored values to bring up to date)."""
+    from grader.course.manifest import settings
+
+    course, reference = tmp_path / "course", PROJECT / "solutions" / THE_BLOCK
+    for folder in ("exercises", "tests"):
+        shutil.copytree(PROJECT / folder / THE_BLOCK, course / folder / THE_BLOCK,
+                        ignore=shutil.ignore_patterns("__pycache__", "checks", "hidden"))
+    solutions = write_mutant(reference, course / "solutions" / THE_BLOCK, "gelu.erf")
+    shutil.copy(reference / "mistakes.py", solutions)                # course.json names it
+    assignment = settings(PROJECT / "course.json", THE_BLOCK)[0]
+    del assignment["overrides"]
+    assignment["problems"] = [{k: v for k, v in p.items() if k != "hidden"}
+                              for p in assignment["problems"]]
+    (course / "course.json").write_text(json.dumps(assignment))
+    code, output = trace("--path", reference, cwd=course)
     assert code == 1 and verdicts(output)["gelu"].startswith("✗ gelu() differs at step 7;")
 
 

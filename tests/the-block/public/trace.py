@@ -5,7 +5,7 @@ Each step is a call on earlier steps' values: ``compute(f, v)`` gives it from th
 grader's sandboxed worker, or the reference's) and ``v``, the earlier values by key. `grade trace` computes each
 step twice: from the reference's earlier values (so a step that differs judges its own function alone, and two
 faults in two functions show at two steps), and from your own (where your block ends up). The reference's values
-for every case are stored in trace.json by `grade precompute` (no solution code ships).
+for every case are stored in trace.json by `grade release` (no solution code ships).
 
 The cases are the lab's: the example itself, one row scaled by 10 (LayerNorm gives that row the same normalised
 copy, so only the residual stream changes), the last token changed (causal: rows 1 to 4 stay as they were at

@@ -1,7 +1,8 @@
 """The second assignment, the-modern-block: the reference scores full marks and the stubs zero;
 every mistake of its catalogue (solutions/the-modern-block/mistakes.py), written into a copy of the reference as a
 student would write it, is named, and named alone; a correct submission is never diagnosed; a student's copy of
-the assignment names a mistake from the stored outputs; `grade trace` runs the course text's 5-token example."""
+the assignment names a mistake from the outputs `grade release` stored in it; `grade trace` runs the
+course text's 5-token example, there too."""
 from __future__ import annotations
 
 import json
@@ -83,11 +84,6 @@ def test_validate_reference_full_and_stubs_zero():
     assert "course is valid" in output
 
 
-def test_the_stored_outputs_are_up_to_date():
-    code, output = grade("precompute", "--check", "-a", ASSIGNMENT)
-    assert code == 0, output
-
-
 def test_every_mistake_of_the_catalogue_has_a_mutant_and_the_issues_list_is_covered():
     assert {family(m.id) for m in CATALOGUE} == set(MUTANTS)
     assert ISSUE <= set(MUTANTS)
@@ -154,6 +150,13 @@ def test_a_students_copy_checks_the_stubs_and_names_a_mistake(release, tmp_path)
     assert f"\n    diagnosis: {message}\n" in output
     code, output = grade("check", "--path", SOLUTIONS, cwd=release)
     assert code == 0, output
+
+
+def test_a_students_copy_traces_the_course_example_from_its_stored_values(release):
+    code, output = grade("trace", "--path", SOLUTIONS, cwd=release)
+    assert code == 0 and "Every step matches the reference." in output, output
+    code, output = grade("trace", "--path", SOLUTIONS, "--case", "random", cwd=release)
+    assert code == 0 and "Every step matches the reference." in output, output
 
 
 @pytest.mark.parametrize("case", [[], ["--case", "row_x10=3"], ["--case", "change_last"], ["--case", "no_attention"],

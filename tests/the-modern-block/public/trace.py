@@ -4,7 +4,7 @@ x, RMSNorm(x), each query head's attention weights, a, h = x + a, RMSNorm(h), th
 5 tokens, d = 8, 2 query heads of 4 sharing 1 K/V head, SwiGLU of 21, the script's weights (public/toy.py). Each
 step is a call on earlier steps' values: ``compute(f, v)`` gives it from the functions ``f`` (yours, in the grader's
 sandboxed worker, or the reference's) and ``v``, the earlier values by key; the reference's values for every case
-are stored in trace.json by `grade precompute` (no solution code ships).
+are stored in trace.json by `grade release` (no solution code ships).
 
 The cases are the lab's: the example itself, one row scaled by 10 (RMSNorm gives that row the same normalised
 copy, so only the residual stream changes), the last token changed (causal: rows 1 to 4 stay as they were at every
