@@ -106,8 +106,10 @@ def plan(course: Course) -> list[Phase]:
     used = uses(course)
     plain = [p for p in course.problems if not used[p.name]]
     phases = [Phase(frozenset(p.name for p in plain), tuple(dict.fromkeys(p.module for p in plain)))] if plain else []
-    for problem in course.problems:
-        if used[problem.name]:
-            sources = {m: (course.solutions / f"{m}.py").read_text(encoding="utf-8") for m in used[problem.name]}
-            phases.append(Phase(frozenset({problem.name}), (problem.module,), sources))
+    # A problem before every problem that uses it (which uses all it uses, and more): so no worker holding a
+    # problem's reference runs before the worker that tests it, and nothing one leaves behind (a file in a /tmp
+    # shared at the process level) can reach a test of that problem.
+    for problem in sorted((p for p in course.problems if used[p.name]), key=lambda p: len(used[p.name])):
+        sources = {m: (course.solutions / f"{m}.py").read_text(encoding="utf-8") for m in used[problem.name]}
+        phases.append(Phase(frozenset({problem.name}), (problem.module,), sources))
     return phases

@@ -469,3 +469,24 @@ def test_nothing_of_the_reference_reaches_the_student_through_what_a_block_print
         assert canary not in text, canary
     shown = [t for t in doc["tests"] if t["problem"] == "block" and t["status"] != "passed"]
     assert shown and all("its own numbers are not shown" in t["output"] for t in shown if t["visibility"] == "visible")
+
+
+def test_a_problem_is_graded_before_any_worker_holds_its_reference(tmp_path):
+    """A chain (c uses b, b uses a) listed backwards: b's worker (holding a's reference) runs before c's (holding
+    b's), never after it: what a worker holding b's reference leaves behind cannot reach b's tests."""
+    from grader.course.manifest import load
+    from grader.grading import phases
+
+    root = tmp_path / "course"
+    sources = {"a": "def fa(x):\n    return x\n", "b": "from a import fa\n\ndef fb(x):\n    return fa(x)\n",
+               "c": "from b import fb\n\ndef fc(x):\n    return fb(x)\n"}
+    for folder in ("exercises", "solutions"):
+        write_tree(root / folder, {f"{m}.py": text for m, text in sources.items()})
+    write_tree(root / "tests" / "public", {f"test_{m}.py": "" for m in sources})
+    (root / "course.json").write_text(json.dumps({
+        "assignment": "chain", "solutions": "solutions", "exercises": "exercises",
+        "problems": [{"name": m, "module": m, "functions": [f"f{m}"], "points": 1,
+                      "public": f"tests/public/test_{m}.py"} for m in ("c", "b", "a")]}))
+    plan = phases.plan(load(root / "course.json"))
+    assert [(sorted(p.problems), sorted(p.reference)) for p in plan] == \
+        [(["a"], []), (["b"], ["a"]), (["c"], ["a", "b"])]

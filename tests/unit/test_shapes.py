@@ -954,50 +954,6 @@ WRONG: dict[str, Variant] = {
         ("2 * d * n_kv_heads * d_head", "2 * d * d")]}),
 }
 
-# ================================================================================================ known defects
-
-# Correct shapes that lose points, and component faults that cost a correct dependent function points: the
-# grader's defects, each with the test that fails and what it says.
-# The grader's own source is another engineer's to change (grader/sandbox/child/student.py: _Reference and
-# _own_helpers); these describe what it does today.
-OWN_HELPERS = ("a name the reference module lacks comes from the student's own file, loaded as _own_{0}, whose "
-               "globals are the student's own {1}: ")
-AUTOGRADE_DEFECTS: dict[str, str] = {
-    "block-helper_linear_star_import": (
-        "`from attention import *` on the reference module imports the reference's public names only (it has no "
-        "__all__, and a star import never asks the module __getattr__ that gives the student's helpers for a "
-        "name): the student's linear() is not there, mlp() raises NameError, and every block test errs with "
-        "'mlp() raised an exception' / 'block() raised an exception': block 0/25 (grade check: 8/8)"),
-    "count-helper_dataclass_from_swiglu": (
-        "the student's swiglu.py (from __future__ import annotations, a @dataclass) fails to load as _own_swiglu: "
-        "_own_helpers runs it with spec.loader.exec_module without putting it in sys.modules, and dataclasses "
-        "reads sys.modules[cls.__module__] for a string annotation (AttributeError: 'NoneType' object has no "
-        "attribute '__dict__'); the failure is swallowed, `from swiglu import FeedForwardArgs` raises ImportError "
-        "and every model_params test errs with 'importing model_params.py failed': model_params 0/15 "
-        "(grade check: 5.5/5.5)"),
-}
-CHECK_DEFECTS: dict[str, str] = {}
-FAULT_DEFECTS: dict[str, str] = {
-    "layernorm.no_mean_via_class": OWN_HELPERS.format("layernorm", "layernorm") + (
-        "the LayerNorm class the block imports from layernorm.py calls the student's wrong layernorm; 10 block "
-        "tests fail ('values differ ... diagnosis: this matches LayerNorm that does not subtract the mean', under "
-        "'your block ran with the course's own layernorm, gelu and attention'): block 11/25"),
-    "gelu_no_half_via_ffn": OWN_HELPERS.format("gelu", "gelu") + (
-        "the ffn() that mlp() calls, imported from gelu.py, calls the student's wrong gelu; every block and mlp "
-        "test fails ('mlp of a 2×3 input ...: values differ ... diagnosis: this matches exactly 2× GELU'): "
-        "block 3/25"),
-    "gelu.erf_via_default_act": OWN_HELPERS.format("gelu", "gelu") + (
-        "feed_forward(u, W_1, W_2, act=gelu), imported from gelu.py as mlp, took the student's erf gelu as its "
-        "default when _own_gelu ran; 12 block tests fail ('diagnosis: this matches the exact GELU with erf'): "
-        "block 8.5/25"),
-}
-
-
-def marked(names, defects: dict[str, str]):
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=defects[n])) if n in defects else n
-            for n in sorted(names)]
-
-
 # ================================================================================================ grading
 
 
@@ -1121,14 +1077,14 @@ def checked(tmp_path_factory) -> dict[str, tuple[dict, set]]:
 # ================================================================================================ tests
 
 
-@pytest.mark.parametrize("name", marked(SHAPES, AUTOGRADE_DEFECTS))
+@pytest.mark.parametrize("name", sorted(SHAPES))
 def test_a_correct_shape_gets_full_marks_in_autograde(graded, name):
     doc = graded[name]
     assert doc["status"] == "graded", doc.get("error")
     assert doc["score"] == doc["max_score"], failures(doc)
 
 
-@pytest.mark.parametrize("name", marked(SHAPES, CHECK_DEFECTS))
+@pytest.mark.parametrize("name", sorted(SHAPES))
 def test_a_correct_shape_gets_full_public_marks_in_a_release(checked, name):
     doc, others = checked[name]
     assert doc.get("status") == "graded", doc.get("error")
@@ -1136,7 +1092,7 @@ def test_a_correct_shape_gets_full_public_marks_in_a_release(checked, name):
     assert not lost, failures(doc, lost)
 
 
-@pytest.mark.parametrize("name", marked(FAULTS, FAULT_DEFECTS))
+@pytest.mark.parametrize("name", sorted(FAULTS))
 def test_a_component_fault_costs_only_its_own_problem(graded, name):
     variant = FAULTS[name]
     doc, reference = graded[f"fault-{name}"], graded[f"reference-{SHAPES[variant.shape].assignment}"]

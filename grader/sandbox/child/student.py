@@ -98,7 +98,7 @@ class _Reference:
     reference module, ahead of the submission's file of that name: in a worker that tests another problem's
     function, ``from layernorm import layernorm`` (or ``import layernorm``, a default argument, a class
     attribute, a partial: however the student's code holds it) is the reference's. A name the reference module
-    lacks comes from the student's own file of that name (a helper of theirs), loaded on first use."""
+    lacks comes from the student's own file of that name (a helper of theirs: :class:`_OwnHelpers`)."""
 
     def __init__(self, sources: dict, folder: str):
         self.sources, self.folder = sources, folder
@@ -115,28 +115,52 @@ class _Reference:
         name = module.__name__
         exec(compile(self.sources[name], f"<reference {name}.py>", "exec"), vars(module))
         if not hasattr(module, "__getattr__"):
-            module.__getattr__ = _own_helpers(name, os.path.join(self.folder, name + ".py"))
+            module.__getattr__ = _OwnHelpers(module, os.path.join(self.folder, name + ".py"))
 
 
-def _own_helpers(name: str, path: str):
-    """A module ``__getattr__`` (PEP 562) that gives the names the reference module lacks from the student's
-    own file at ``path``, imported once under another name (its course functions stay the reference's)."""
-    own: list = []
+class _OwnHelpers:
+    """A reference module's ``__getattr__`` (PEP 562): the names it lacks, from the student's own file of that
+    module, loaded once with every name the reference module has bound to the reference's (before its code runs,
+    so that a default argument or a class body takes the reference's, and again after), and the student's own
+    top-level definitions of those names left out. So a helper (``split_heads``, a ``LayerNorm`` class, an
+    ``ffn`` around gelu) is the student's, and what it calls of the course is the reference's. ``__all__``, which
+    a star import asks for, lists both modules' public names."""
 
-    def __getattr__(attribute: str):
-        if attribute.startswith("__"):                  # the import system's questions (__path__, ...)
-            raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
-        if not own:
-            own.append(None)
+    def __init__(self, reference, path: str):
+        self.reference, self.path = reference, path
+        self.provided = {k: v for k, v in vars(reference).items() if not k.startswith("__")}
+        self.own = self.failure = None
+
+    def _load(self):
+        if self.own is None and self.failure is None:
+            import ast
+            import types
+
+            name = f"_own_{self.reference.__name__}"
+            module = types.ModuleType(name)
+            module.__file__ = self.path
             try:
-                spec = importlib.util.spec_from_file_location(f"_own_{name}", path)
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                own[0] = module
-            except BaseException:                       # no such file, or it fails to import: not there
-                pass
-        if own[0] is not None and hasattr(own[0], attribute):
-            return getattr(own[0], attribute)
-        raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+                with open(self.path, "rb") as f:
+                    tree = ast.parse(f.read(), self.path)
+                tree.body = [node for node in tree.body if getattr(node, "name", None) not in self.provided]
+                vars(module).update(self.provided)
+                sys.modules[name] = module                 # (a dataclass looks its module up there)
+                exec(compile(tree, self.path, "exec"), vars(module))
+                vars(module).update(self.provided)
+                self.own = module
+            except BaseException as exc:               # no such file, or it fails to import: no helper there
+                self.failure = _describe(exc)
+        return self.own
 
-    return __getattr__
+    def __call__(self, attribute: str):
+        if attribute == "__all__":
+            own = self._load()
+            names = [k for k in self.provided if not k.startswith("_")]
+            return names + [k for k in vars(own) if not k.startswith("_") and k not in self.provided] if own \
+                else names
+        if not attribute.startswith("__"):             # (not the import system's questions: __path__, ...)
+            own = self._load()
+            if own is not None and hasattr(own, attribute):
+                return getattr(own, attribute)
+        why = f" (your {self.reference.__name__}.py failed to load: {self.failure})" if self.failure else ""
+        raise AttributeError(f"module {self.reference.__name__!r} has no attribute {attribute!r}{why}")
