@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -90,7 +91,8 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
         work = Path(tempfile.mkdtemp(prefix="grade-work-"))
         work.chmod(0o711)
     else:
-        work = out_dir / ".grading"                      # nothing is written outside --out
+        work = out_dir / ".grading"                      # the collected hand-ins (the zygotes' spools of private
+                                                         # copies: in memory, policy.scratch)
         shutil.rmtree(work, ignore_errors=True)
     flagged: list[str] = []
     try:
@@ -120,44 +122,35 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
                 err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)"
                           + (f"; {rescored} re-scored for overrides or lateness, not regraded" if rescored else ""))
 
-        def on_result(graded) -> None:
-            try:
-                submission = by_student[graded.job.student]
-                doc = scoring.finish(collect.annotate(scoring.score(course, graded, hidden=True), submission, course),
-                                     course, table.get(graded.job.student), submission.when)
-                doc = signature.sign(doc, key)
-                report.write_score(doc, out_dir / f"{graded.job.student}.json")
-                page_path = out_dir / f"{graded.job.student}.html"
-                if html:
-                    from grader.feedback import page
-
-                    report.write_atomic(page_path, page.render(doc, page.feedback_of(graded.results)))
-                else:
-                    page_path.unlink(missing_ok=True)    # an older grading's page: never left beside a new score
-            except Exception as exc:                     # one bad submission never stops the batch
-                failures.append(graded.job.student)
-                err.print(f"no score file for {graded.job.student}: {type(exc).__name__}: {exc}", markup=False)
+        def on_result(outcome: Finished) -> None:
+            student = outcome.student
+            if outcome.failure:                          # one bad submission never stops the batch
+                failures.append(student)
+                err.print(f"no score file for {student}: {outcome.failure}", markup=False)
                 return
-            written.append(graded.job.student)
-            docs.append(report.summary_of(doc))
-            if doc["status"] == "grader_error":
+            written.append(student)
+            docs.append(outcome.summary)
+            if outcome.summary["status"] == "grader_error":
                 # Said even with --quiet: the instructor must know this is no grade, and that a rerun fixes it.
-                flagged.append(graded.job.student)
-                err.print(f"grader error: {graded.job.student}: {doc.get('error', '')}; not exported; a rerun "
+                flagged.append(student)
+                err.print(f"grader error: {student}: {outcome.error}; not exported; a rerun "
                           "regrades it", markup=False)
-                done(f"grader error on {graded.job.student}: not graded, not exported ({graded.seconds:.1f} s)")
+                done(f"grader error on {student}: not graded, not exported ({outcome.seconds:.1f} s)")
                 return
-            notes = "".join(f"\n  {note}" for note in doc.get("submission_notes", []))
-            blank = " (blank)" if doc.get("blank") else ""
-            done(f"graded {graded.job.student}: {doc['score']:g}/{doc['max_score']:g}{blank} ({graded.seconds:.1f} s)"
+            notes = "".join(f"\n  {note}" for note in outcome.notes)
+            summary = outcome.summary
+            blank = " (blank)" if summary.get("blank") else ""
+            done(f"graded {student}: {summary['score']:g}/{summary['max_score']:g}{blank} ({outcome.seconds:.1f} s)"
                  + notes)
 
+        finish = Finish(course, out_dir, key, html, table, by_student)
         with report.progress(len(job_list), err, quiet) as done:
             if job_list and executor == "dask":
-                executors.run_dask(course, job_list, on_result, hidden=True, level=level, scheduler=scheduler)
+                executors.run_dask(course, job_list, lambda graded: on_result(finish(graded)), hidden=True,
+                                   level=level, scheduler=scheduler)
             elif job_list:
                 executors.run_parallel(course, job_list, on_result, hidden=True, processes=jobs, level=level,
-                                       tmp_root=work, run_as=run_as)
+                                       tmp_root=work, run_as=run_as, finish=finish)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     docs.sort(key=lambda d: d["student"])
@@ -173,6 +166,53 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
                   "command again to regrade them", markup=False)
         return ExitStatus.GRADER_ERROR
     return ExitStatus.OK
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What became of one graded submission: its score file's summary (:func:`grader.report.summary_of`), or why
+    it has none (``failure``); its ``error``, the notes on what was handed in, and the seconds its grading took."""
+
+    student: str
+    summary: dict | None
+    failure: str = ""
+    error: str = ""
+    notes: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Finish:
+    """Score, sign and write a graded submission's file (and its page, with ``html``), in the grader process that
+    graded it: the parent gets a summary of a few hundred bytes, not the results, and has no work of its own."""
+
+    course: Course
+    out_dir: Path
+    key: bytes
+    html: bool
+    overrides: dict
+    submissions: dict
+
+    def __call__(self, graded) -> Finished:
+        student = graded.job.student
+        try:
+            submission = self.submissions[student]
+            doc = scoring.finish(collect.annotate(scoring.score(self.course, graded, hidden=True), submission,
+                                                  self.course),
+                                 self.course, self.overrides.get(student), submission.when)
+            doc = signature.sign(doc, self.key)
+            report.write_score(doc, self.out_dir / f"{student}.json")
+            page_path = self.out_dir / f"{student}.html"
+            if self.html:
+                from grader.feedback import page
+
+                report.write_atomic(page_path, page.render(doc, page.feedback_of(graded.results)))
+            else:
+                page_path.unlink(missing_ok=True)        # an older grading's page: never left beside a new score
+        except Exception as exc:                         # one bad submission never stops the batch
+            return Finished(student, None, f"{type(exc).__name__}: {exc}", seconds=graded.seconds)
+        return Finished(student, report.summary_of(doc), error=doc.get("error", ""),
+                        notes=tuple(doc.get("submission_notes", [])), seconds=graded.seconds)
 
 
 def choose_level(level: str, unsafe: bool, run_as: str | None = None) -> str:

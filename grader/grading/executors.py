@@ -11,7 +11,7 @@ import sys
 from multiprocessing import connection
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -73,9 +73,9 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
 
 
 def _serve(parent: int, course_path: CourseFile, hidden: bool, level: str, tmp_root: Path | None, core: int | None,
-           jobs: list[Job], tasks, state, out, run_as: str | None = None) -> None:
+           jobs: list[Job], tasks, state, out, run_as: str | None = None, finish: Callable | None = None) -> None:
     """A grader process for :func:`run_parallel`: grade ``jobs[i]`` for each index ``i`` taken from ``tasks``
-    until it gives ``None``, sending ``("done", i, graded)`` (or ``("fatal", -1, message)``) on ``out``,
+    until it gives ``None``, sending ``("done", i, finish(graded))`` (or ``("fatal", -1, message)``) on ``out``,
     its own pipe to the parent (each send is whole before the next job is taken). ``state`` (shared
     memory: the parent reads it whatever happens to this process) is -2 until the suites are loaded,
     then the index of the job taken last (-1 before the first).
@@ -105,10 +105,15 @@ def _serve(parent: int, course_path: CourseFile, hidden: bool, level: str, tmp_r
         sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")
         if core is not None:
             os.sched_setaffinity(0, {core})
-        run(load_course(course_path), taken(), lambda graded: out.send(("done", state.value, graded)),
+        finish = finish or _itself
+        run(load_course(course_path), taken(), lambda graded: out.send(("done", state.value, finish(graded))),
             hidden=hidden, level=level, tmp_root=tmp_root, run_as=run_as)
     except BaseException as exc:
         out.send(("fatal", -1, f"{type(exc).__name__}: {exc}"))
+
+
+def _itself(graded: Graded) -> Graded:
+    return graded
 
 
 def _die_with_parent(parent: int) -> None:
@@ -124,9 +129,9 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], None], *, hidden: bool,
+def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Any], None], *, hidden: bool,
                  processes: int, level: str = PROCESS, tmp_root: Path | None = None,
-                 run_as: str | None = None) -> None:
+                 run_as: str | None = None, finish: Callable[[Graded], Any] | None = None) -> None:
     """Like :func:`run`, with ``processes`` grader processes taking jobs from one queue. A grader process
     that dies costs only the submission it was grading (graded as an error: each one tells the parent,
     through shared memory, which job it took) and is replaced.
@@ -135,11 +140,15 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     about 0.3 s sooner than spawned ones. Elsewhere they are spawned (macOS's system libraries are not
     safe to fork).
 
+    :param finish: what becomes of a graded submission (its score file written, say), done in the grader
+        process that graded it; ``on_result`` gets what it returns (default: the :class:`Graded` itself).
     :raises GradeError: a grader process failed, or died before it was ready (a replacement would too:
         the batch stops rather than start grader processes for ever).
     """
+    finish = finish or _itself
     if processes <= 1 or len(jobs) <= 1:
-        run(course, jobs, on_result, hidden=hidden, level=level, tmp_root=tmp_root, run_as=run_as)
+        run(course, jobs, lambda graded: on_result(finish(graded)), hidden=hidden, level=level, tmp_root=tmp_root,
+            run_as=run_as)
         return
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     tasks = ctx.Queue()
@@ -153,8 +162,9 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
     def start(core: int | None) -> None:
         state = ctx.RawValue("l", -2)
         ours, theirs = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_serve, args=(os.getpid(), CourseFile(course.path, course.assignment), hidden, level, tmp_root, core, jobs,
-                                                tasks, state, theirs, run_as), daemon=True)
+        proc = ctx.Process(target=_serve, args=(os.getpid(), CourseFile(course.path, course.assignment), hidden,
+                                                level, tmp_root, core, jobs, tasks, state, theirs, run_as, finish),
+                           daemon=True)
         proc.start()
         theirs.close()                                   # the grader's end: EOF here once it is gone
         graders[proc.pid] = SimpleNamespace(proc=proc, pipe=ours, state=state, core=core)
@@ -189,8 +199,8 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Graded], 
                     stop(f"a grader process died before it was ready (exit code {code}); see the messages above")
                 if taken >= 0 and taken not in done:
                     done.add(taken)
-                    on_result(Graded(jobs[taken], (), 0.0, describe(level),
-                                     f"the grader process died (exit code {code})", grader_error=True))
+                    on_result(finish(Graded(jobs[taken], (), 0.0, describe(level),
+                                            f"the grader process died (exit code {code})", grader_error=True)))
                 if len(done) < len(jobs):
                     start(grader.core)
         for _ in graders:

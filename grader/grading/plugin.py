@@ -26,6 +26,7 @@ from grader.grading.verdicts import Test, Verdicts
 from grader.sandbox.client import Worker, started_worker
 from grader.grading.reference import load_reference
 from grader.sandbox.inflight import Spent
+from grader.sandbox.process import Copy
 from grader.sandbox.policy import describe
 from grader.sandbox.proxy import Planned, Student
 from grader.sandbox.zygote import Zygote
@@ -180,11 +181,13 @@ class GradingPlugin:
             for item, *_ in rows:
                 self._tests[item.nodeid] = dataclasses.replace(self._tests[item.nodeid], components=phase.components)
 
-    def _worker(self, job: Job, phase: phases.Phase, spent: Spent) -> Worker:
+    def _worker(self, job: Job, phase: phases.Phase, spent: Spent, copies: list[Copy]) -> Worker:
         """This submission's worker for ``phase``: the one started early, or forked from the zygote (restarted
-        if a submission killed it), or else started cold.
+        if a submission killed it) on the submission's private copy in its spool (made for the first phase, and
+        added to ``copies``), or else started cold.
 
         :raises GradeError: the zygote's sandbox could not start.
+        :raises StudentError: the submission cannot be copied.
         """
         if self._early is not None and self.jobs and job is self.jobs[0] and phase is self._phases[0][0]:
             early, self._early = self._early, None
@@ -198,8 +201,10 @@ class GradingPlugin:
         if self._zygote is None:
             self._zygote = Zygote(self.level, self.tmp_root, imports=self.course.limits.imports, run_as=self.run_as)
         self._zygote.wait()
+        if not copies or copies[-1].parent != self._zygote.spool:
+            copies.append(Copy(job.path, self._zygote.spool, self._zygote.run_as, shared=True))
         return Worker(job.path, self.course.limits, self.level, self._zygote, self.tmp_root, modules,
-                      reference=reference, spent=spent)
+                      reference=reference, spent=spent, copy=copies[-1])
 
     def _record(self, nodeid: str, exc: BaseException | None) -> None:
         self._verdicts.record(nodeid, exc, self._student.take_output() if self._student else "")
@@ -238,9 +243,10 @@ class GradingPlugin:
         order = [row[0] for _, rows, _ in self._phases for row in rows]    # the items in the order run
         following = dict(zip(order, order[1:]))
         spent = Spent()                                  # the submission's imports, over its workers
+        copies: list[Copy] = []                          # its private copy, read by every phase's worker
         try:
             for phase, rows, plan in self._phases:
-                with self._worker(job, phase, spent) as worker:
+                with self._worker(job, phase, spent, copies) as worker:
                     spent = worker.spent
                     if self._student is None:
                         self._student = Student(worker, self.course.functions, self.course.limits, plan)
@@ -271,6 +277,8 @@ class GradingPlugin:
                            "the grader's output)", True  # (a message could hold a student's value)
         finally:
             self._student = None
+            for copy in copies:
+                copy.close()
         broken = self._verdicts.grader_error()
         if broken and not fault:
             error, fault = f"the grader failed, not your code: test {broken} raised an error of its own", True

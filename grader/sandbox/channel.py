@@ -5,7 +5,9 @@ for a frame that cannot be read, and raise :class:`TimeoutError` when none came 
 """
 from __future__ import annotations
 
+import math
 import queue
+import select
 import threading
 import time
 from typing import Any
@@ -14,51 +16,76 @@ from grader.sandbox.child import protocol as wire
 
 
 class SocketChannel:
-    """A forked worker's socket, as a buffered stream whose reads and writes give up at ``deadline``
-    (``time.monotonic()``) with :class:`TimeoutError`."""
+    """A forked worker's socket, as a buffered stream whose reads give up at ``deadline`` (``time.monotonic()``)
+    with :class:`TimeoutError`. Requests are queued and written as the worker takes them, also while a reply is
+    awaited: so a whole phase's calls can be sent at once, and neither side ever waits on the other's writing."""
 
     def __init__(self, sock):
+        sock.setblocking(False)
         self.sock = sock
-        self.deadline = 0.0
-        self._buffer = memoryview(b"")
+        self._in = bytearray()                           # replies received, from _at on not read yet
+        self._at = 0
+        self._chunk = bytearray(1 << 17)                 # what one recv takes
+        self._chunk_view = memoryview(self._chunk)
+        self._out = bytearray()                          # requests not written yet
+        self._poll = select.poll()
+        self._poll.register(sock, select.POLLIN)
 
-    def _arm(self) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        self.sock.settimeout(left)
+    def _pump(self) -> None:
+        """Write what the socket takes now of the queued requests. :raises OSError: the worker is gone."""
+        while self._out:
+            try:
+                written = self.sock.send(self._out)
+            except BlockingIOError:
+                return
+            del self._out[:written]
 
-    def read(self, n: int) -> bytes:
-        if not self._buffer:                             # one recv usually holds a whole reply
-            self._arm()
-            self._buffer = memoryview(self.sock.recv(min(max(n, 1 << 16), 1 << 20)))
-            if not self._buffer:
-                return b""
-        data, self._buffer = self._buffer[:n], self._buffer[n:]
-        return data.tobytes()
-
-    def write(self, data: bytes) -> None:
-        self._arm()
-        self.sock.sendall(data)
-
-    def flush(self) -> None:
-        pass
+    def _receive(self, deadline: float) -> bool:
+        """Wait until the worker sends more (writing queued requests meanwhile) and keep it; False when the
+        worker is gone. :raises TimeoutError: nothing came by ``deadline``."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            self._poll.modify(self.sock, select.POLLIN | (select.POLLOUT if self._out else 0))
+            events = 0
+            for _, event in self._poll.poll(max(1, math.ceil(left * 1000))):
+                events |= event
+            if events & select.POLLOUT:
+                self._pump()
+            if not events & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                continue
+            try:
+                size = self.sock.recv_into(self._chunk)
+            except BlockingIOError:
+                continue
+            if self._at > (1 << 16) or (self._at and self._at == len(self._in)):    # what was read goes
+                del self._in[:self._at]
+                self._at = 0
+            self._in += self._chunk_view[:size]
+            return size > 0
 
     def send(self, data: bytes, timeout: float) -> None:
-        """Write ``data``, giving up after ``timeout`` seconds (:class:`TimeoutError`)."""
-        self.deadline = time.monotonic() + timeout
-        self.write(data)
+        """Queue ``data`` and write what the worker takes now (the rest while its replies are awaited).
+        :raises OSError: the worker is gone."""
+        self._out += data
+        self._pump()
 
     def next_message(self, deadline: float) -> tuple[str, Any]:
-        self.deadline = deadline                         # read right here: no thread
-        try:
-            return "ok", wire.read_message(self)
-        except (EOFError, ConnectionError):
-            return "eof", None
-        except TimeoutError:
-            raise
-        except Exception as exc:                         # a garbled or oversized frame
-            return "garbled", f"{type(exc).__name__}: {exc}"
+        while True:                                      # read right here: no thread
+            try:
+                found = wire.split_message(self._in, self._at)
+                if found is not None:
+                    frames, head, self._at = found
+                    return "ok", wire.decode(frames, head)
+                if not self._receive(deadline):
+                    return "eof", None
+            except ConnectionError:
+                return "eof", None
+            except TimeoutError:
+                raise
+            except Exception as exc:                     # a garbled or oversized frame
+                return "garbled", f"{type(exc).__name__}: {exc}"
 
     def close(self) -> None:
         try:

@@ -14,9 +14,9 @@ from typing import Any, Mapping, Sequence
 
 from grader.course.limits import Limits
 from grader.errors import GraderFault, StudentError
-from grader.sandbox.inflight import AHEAD_BYTES, InFlight, Spent, _Lost, encode_call
+from grader.sandbox.inflight import InFlight, Spent, _Lost, encode_call
 from grader.sandbox.policy import PROCESS
-from grader.sandbox.process import WorkerProcess
+from grader.sandbox.process import Copy, WorkerProcess
 from grader.sandbox.replies import SHOWN_TEXT, _death, _words
 from grader.sandbox.zygote import Zygote
 
@@ -44,6 +44,8 @@ class Worker:
         functions under test use (a phase of ``grade autograde``: :mod:`grader.grading.phases`): every worker
         gets them before any student code runs, and the student's code importing those names gets them.
     :param spent: what the submission's imports cost so far, shared by its workers (its import budget).
+    :param copy: the submission's private copy, made for its first worker and read by the others (default: a
+        copy of its own, deleted with it).
 
     Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``), with a
     wall-clock backstop WALL_FACTOR times larger; elsewhere (a student's macOS or Windows laptop) the
@@ -54,8 +56,8 @@ class Worker:
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
                  tmp_root: Path | None = None, modules: Sequence[str] = (), run_as: str | None = None,
-                 reference: Mapping[str, str] | None = None, spent: Spent | None = None):
-        self._process = WorkerProcess(submission, limits, level, zygote, tmp_root, run_as)
+                 reference: Mapping[str, str] | None = None, spent: Spent | None = None, copy: Copy | None = None):
+        self._process = WorkerProcess(submission, limits, level, zygote, tmp_root, run_as, copy)
         self._flight = InFlight(self._process, limits, modules, reference, spent)
         self.limits = limits
         self.level = level
@@ -71,6 +73,11 @@ class Worker:
     def busy(self) -> float:
         """Seconds the worker spent on calls, all of them."""
         return self._flight.busy
+
+    @property
+    def copy(self) -> Copy:
+        """The submission's private copy this worker reads."""
+        return self._process.copy
 
     @property
     def spent(self) -> Spent:
@@ -97,23 +104,21 @@ class Worker:
 
     def ahead(self, calls: list[tuple[str, str, bool, Sequence[bytes]]]) -> list[str]:
         """Send calls before they are made, ``(module, function, return_inputs, encode_call(...))`` each, for
-        the worker to run back to back (a forked worker only): a call then costs each side one wake-up less.
-        :meth:`call` with ``ticket=`` collects one. Sends the first calls that fit in AHEAD_BYTES with the
-        requests not answered yet, in one write, and returns their tickets.
+        the worker to run back to back (a forked worker only): a call then costs each side its wake-ups.
+        :meth:`call` with ``ticket=`` collects one. Sends the calls up to the first of a module that failed to
+        import, in one write (the channel writes what the worker does not take yet while replies are awaited),
+        and returns their tickets.
         """
         f = self._flight
         if self._process.zygote is None or f.ahead_ended:
             return []
-        sent, data, size = [], [], f.unanswered
+        sent, data = [], []
         for module, function, return_inputs, call in calls:
             if module in f.import_failed:
                 break
             one, request = f.request(module, function, return_inputs, call)
-            if size + one.size > AHEAD_BYTES:
-                break
             sent.append(one)
             data.append(request)
-            size += one.size
         if not sent:
             return []
         try:
@@ -153,8 +158,6 @@ class Worker:
                 if ticket is None or not f.pending(ticket):
                     one, request = f.request(module, function, return_inputs,
                                              encoded or self.encode_call(function, args, kwargs, return_inputs))
-                    while f.sent and f.unanswered + one.size > AHEAD_BYTES:
-                        f.receive(None, self.limits.call_timeout)        # make room: never both writing
                     f.write([one], request)
                     ticket = one.ticket
                 while ticket not in f.answers:

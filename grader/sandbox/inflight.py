@@ -6,7 +6,6 @@ Each request carries a fresh ticket its reply must echo, so nothing answers a ca
 """
 from __future__ import annotations
 
-import json
 import secrets
 import signal
 import time
@@ -48,8 +47,6 @@ class Spent:
 
 
 SLOW_CALL = 0.1          # a call that takes longer than this share of the call timeout ends sending ahead
-AHEAD_BYTES = 64 << 10           # request bytes a worker may hold unanswered: a write then never waits on a
-                                 # worker that is itself waiting to write a reply (a socket buffers ~200 KiB)
 
 
 class _Lost(Exception):
@@ -75,13 +72,13 @@ class InFlight:
         self.reference = dict(reference or {})           # module -> the reference's source, for every worker
         self.spent = spent or Spent()
         self.sent: deque[_Sent] = deque()                # written, not answered yet, in order
-        self.unanswered = 0                              # their bytes
         self.answers: dict[str, tuple] = {}              # ticket -> (reply, seconds, limit, what it printed)
         self._last = 0.0                                 # time.monotonic() of the last reply
         self.busy = 0.0                                  # seconds the worker spent on calls, all of them
         self.import_failed: dict[str, StudentError] = {}     # module -> why it cannot be imported (it
                                                          # timed out or killed the worker): never tried again
         self.ahead_ended = False                         # after a slow call, a kill: no more calls sent ahead
+        self._unused: list[str] = []                     # fresh tickets, drawn 64 at a time
         self.fault = ""                                  # set when the grader's own machinery failed
 
     def failed(self, message: str) -> GraderFault:
@@ -100,19 +97,26 @@ class InFlight:
         """Kill the worker and every process it started."""
         self.ahead_ended = True
         self.sent.clear()                                # (answers already in stay: this submission's
-        self.unanswered = 0                              # code gave them, e.g. before a slow call)
+                                                         # code gave them, e.g. before a slow call)
         self.process.kill()
 
     def pending(self, ticket: str) -> bool:
         """Whether ``ticket``'s request is written and its answer not collected yet."""
         return ticket in self.answers or any(s.ticket == ticket for s in self.sent)
 
+    def _ticket(self) -> str:
+        """A fresh ticket: 8 random bytes, unknown to the worker until its request is written."""
+        if not self._unused:
+            drawn = secrets.token_bytes(8 * 64)
+            self._unused = [drawn[i:i + 8].hex() for i in range(0, len(drawn), 8)]
+        return self._unused.pop()
+
     def request(self, module: str, function: str, return_inputs: bool, call: Sequence[bytes]) -> tuple[_Sent, bytes]:
-        """An encoded call (:func:`encode_call`) as a request with a fresh ticket, and its bytes."""
-        ticket = secrets.token_hex(8)      # a reply must echo it: nothing answers a call in advance
-        head = json.loads(call[0])
-        head["body"]["$dict"].update(id=ticket, module=module)
-        data = wire.framed([json.dumps(head).encode(), *call[1:]])
+        """An encoded call (:func:`encode_call`) as a request with a fresh ticket, and its bytes: an envelope
+        (the ticket and the module) followed by the call as it was encoded."""
+        ticket = self._ticket()      # a reply must echo it: nothing answers a call in advance
+        envelope = wire.encode({"id": ticket, "module": module, "call": True})
+        data = wire.framed(envelope) + wire.framed(call)
         return _Sent(ticket, function, return_inputs, len(data), limit=self.limits.call_timeout), data
 
     def _imports(self) -> tuple[list[_Sent], bytes]:
@@ -120,7 +124,7 @@ class InFlight:
         the submission's modules, each on its own time limit."""
         sent, data = [], []
         if self.reference:
-            ticket = secrets.token_hex(8)
+            ticket = self._ticket()
             request = wire.framed(wire.encode({"reference": self.reference, "id": ticket}))
             sent.append(_Sent(ticket, "loading the reference", False, len(request),
                               limit=self.limits.import_timeout, setup=True))
@@ -134,7 +138,7 @@ class InFlight:
                     "import_error", f"importing {module}.py was not run: the submission's "
                                     f"{self.limits.import_budget:g} s import budget is used up (slow imports)")
                 continue
-            ticket = secrets.token_hex(8)
+            ticket = self._ticket()
             request = wire.framed(wire.encode({"import": module, "id": ticket}))
             sent.append(_Sent(ticket, f"import {module}", False, len(request),
                               limit=min(self.limits.import_timeout, left), module=module))
@@ -157,7 +161,6 @@ class InFlight:
         for one in sent:
             one.sent = now
             self.sent.append(one)
-            self.unanswered += one.size
 
     def _send_bytes(self, data: bytes) -> None:
         """Write to the worker's channel (a forked worker's socket, giving up after the wall-clock backstop;
@@ -217,7 +220,7 @@ class InFlight:
             if not mine:
                 raise _Lost
             raise error
-        self.unanswered -= self.sent.popleft().size
+        self.sent.popleft()
         seconds = meter.charge(payload, now, start, mark)
         output = self.process.output(payload.get("log"))
         self._last = now

@@ -197,6 +197,23 @@ def describe(level: str) -> str:
     return "process (rlimits)" if os.name == "posix" else "process"
 
 
+MEMORY = Path("/dev/shm")        # a tmpfs on Linux
+MEMORY_FREE = 256 << 20          # bytes it must have free to be used
+
+
+def scratch(fallback: Path | None) -> Path | None:
+    """Where a zygote keeps its spool of private copies: in memory where the machine
+    has a tmpfs to spare (a submission's copy made and deleted there costs a sixth of the CPU it costs on disk,
+    and nothing waits on the journal), else ``fallback``."""
+    try:
+        free = os.statvfs(MEMORY)
+        if os.access(MEMORY, os.W_OK | os.X_OK) and free.f_bavail * free.f_frsize >= MEMORY_FREE:
+            return MEMORY
+    except OSError:
+        pass
+    return fallback
+
+
 def private_copy(submission: Path, into: Path) -> Path:
     """Copy the submission's regular files (no symlinks, capped in count and size) into ``into/submission``.
 

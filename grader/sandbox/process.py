@@ -25,12 +25,41 @@ from grader.sandbox.policy import (BWRAP, DROP_UID, PROCESS, SANDBOX_TMP_BYTES, 
 from grader.sandbox.zygote import Zygote
 
 
+class Copy:
+    """A submission's private copy (:func:`~grader.sandbox.policy.private_copy`) in a folder of its own under
+    ``parent`` (a zygote's spool, which its sandbox sees), which each of the submission's workers reads in turn
+    (one per phase: none can write in it); and, for workers that run as another user (``run_as``), a folder they
+    may write in. :meth:`close` deletes it all.
+
+    :raises StudentError: the submission cannot be copied (too many files, too large, unreadable).
+    """
+
+    def __init__(self, submission: Path, parent: Path | None, run_as: tuple[int, int] | None, shared: bool):
+        self.parent = parent
+        self.folder = Path(tempfile.mkdtemp(prefix="grade-", dir=parent))
+        try:
+            if shared or run_as:                         # a zygote's sandbox, or another user, reads it
+                self.folder.chmod(0o755)
+            self.root = private_copy(Path(submission), self.folder)
+            self.writable = self.folder
+            if run_as:                                   # a folder of its own to write in: nothing else is
+                self.writable = self.folder / "tmp"
+                self.writable.mkdir(mode=0o700)
+                os.chown(self.writable, *run_as)
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 class WorkerProcess:
     """One submission's worker process, started again after each kill (see :class:`grader.sandbox.client.Worker`
-    for the parameters). :meth:`close` kills it and all it started, and deletes the copy."""
+    for the parameters). :meth:`close` kills it and all it started, and deletes the copy if it made it."""
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
-                 tmp_root: Path | None = None, run_as: str | None = None):
+                 tmp_root: Path | None = None, run_as: str | None = None, copy: Copy | None = None):
         if level not in (BWRAP, PROCESS):
             raise ValueError(f"unknown isolation level {level!r}")
         if zygote is not None and zygote.level != level:
@@ -41,20 +70,9 @@ class WorkerProcess:
         self._drop_uid = level == BWRAP and os.geteuid() == 0
         self._run_as = zygote.run_as if zygote is not None else run_as_ids(run_as, level)
         tmp_root = Path(tmp_root).resolve() if tmp_root else None
-        self._tmp = Path(tempfile.mkdtemp(prefix="grade-", dir=zygote.spool if zygote else tmp_root))
-        if zygote is not None:
-            self._tmp.chmod(0o755)
-        try:
-            self.root = private_copy(Path(submission), self._tmp)
-            self._writable = self._tmp
-            if self._run_as:                             # a folder of its own to write in: nothing else is
-                self._tmp.chmod(0o755)
-                self._writable = self._tmp / "tmp"
-                self._writable.mkdir(mode=0o700)
-                os.chown(self._writable, *self._run_as)
-        except BaseException:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            raise
+        self._own_copy = copy is None
+        self.copy = copy or Copy(submission, zygote.spool if zygote else tmp_root, self._run_as, zygote is not None)
+        self.root, self._writable, self._tmp = self.copy.root, self.copy.writable, self.copy.folder
         self._logs = zygote.logs if zygote else Path(tempfile.mkdtemp(prefix="grade-logs-", dir=tmp_root))
         self._log_path: Path | None = None
         self._log = None                                 # the student's output, read back after each reply
@@ -84,7 +102,7 @@ class WorkerProcess:
             limits.update(tmp_bytes=SANDBOX_TMP_BYTES, tmp_inodes=SANDBOX_TMP_INODES)
         self._close_log()                                # a new log for every worker: a fresh worker cannot
         self.starts += 1                                 # read what the one before it printed (through fd 2)
-        self._log_path = self._logs / f"{self._tmp.name}-{self.starts}.log"
+        self._log_path = self._logs / f"{self._tmp.name}-{id(self)}-{self.starts}.log"
         self._log_end = 0
         log = open(self._log_path, "ab")
         self._log = open(self._log_path, "rb")
@@ -190,7 +208,8 @@ class WorkerProcess:
     def close(self) -> None:
         self.kill()
         self._close_log()
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._own_copy:
+            self.copy.close()
         if self.zygote is None:
             shutil.rmtree(self._logs, ignore_errors=True)
 

@@ -7,7 +7,8 @@ and charges each call's wall-clock time to the current problem's and the submiss
 Calls sent ahead: the suites make the same calls for every submission, so the runner records the first
 call of each plain test (its fixtures only the grader's) with a :class:`Recorder`, which stops each test
 at that call (a :data:`Plan`: no student code runs, the same for every student), and the proxy sends
-those to the worker before the tests ask, up to AHEAD at a time, to run back to back. A
+those to the worker before the tests ask, the public tests' at once (then the hidden tests'), to run back
+to back. A
 test's call then takes the answer whose call is identical (function and arguments, byte for byte);
 any other call is sent when it comes. Only first calls: a later call of a test may be made of what the
 student's code returned, which must never reach another worker (a plain test has no fixture that could
@@ -27,9 +28,6 @@ from typing import Any, Mapping
 from grader.course.limits import Limits
 from grader.errors import StudentError
 from grader.sandbox.client import Worker
-
-AHEAD = 32               # calls sent ahead at most; more are sent when half of them are answered
-
 
 @dataclass(frozen=True)
 class Planned:
@@ -74,8 +72,7 @@ class Student:
         self._plan = list(plan)
         self._first = {planned.test: i for i, planned in enumerate(self._plan)}   # test -> its place in the plan
         self._next = 0                                   # the plan's next call to send ahead
-        self._tickets: dict[tuple, list[tuple[int, str]]] = {}   # call -> (place in the plan, ticket) sent ahead
-        self._waiting: dict[int, str] = {}               # place in the plan -> ticket, not taken yet
+        self._waiting: dict[int, tuple[str, tuple]] = {}   # place in the plan -> (ticket, call) not taken yet
 
     def start_test(self, nodeid: str | None, public: bool = True) -> None:
         """The calls from now on are the test ``nodeid``'s (None: the tests are over, e.g. deferred checks
@@ -122,21 +119,20 @@ class Student:
         return self._call(name, True, *args, **kwargs)
 
     def _send_ahead(self) -> None:
-        """Keep up to AHEAD calls of the plan sent ahead (more once half of them are answered)."""
-        if not self._plan or self._next >= len(self._plan) or len(self._waiting) > AHEAD // 2:
+        """Send the plan's calls of the tests to come, the public tests' (or, once they are over, the hidden
+        tests'), all at once."""
+        if not self._plan or self._next >= len(self._plan):
             return
-        end = min(self._next + AHEAD - len(self._waiting), len(self._plan))
-        batch = list(takewhile(lambda p: p.public == self._public, self._plan[self._next:end]))
+        batch = list(takewhile(lambda p: p.public == self._public, self._plan[self._next:]))
         if not batch:                                    # the next calls are of the hidden tests: not yet
             return
         tickets = self._worker.ahead([(self._functions[p.function], p.function, p.return_inputs, p.call)
                                       for p in batch])
         for i, ticket in enumerate(tickets, start=self._next):
-            self._tickets.setdefault(self._plan[i].call, []).append((i, ticket))
-            self._waiting[i] = ticket
+            self._waiting[i] = ticket, self._plan[i].call
         self._next += len(tickets)
-        if not tickets:
-            self._plan = []
+        if len(tickets) < len(batch):                    # the worker is gone or a module failed to import:
+            self._plan = []                              # the rest are made when asked
 
     def _call(self, name: str, return_inputs: bool, *args: Any, **kwargs: Any):
         limits = self._limits
@@ -151,10 +147,9 @@ class Student:
         if self._test is not None:
             encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
             self._send_ahead()
-            sent = self._tickets.get(encoded)
-            if sent:
-                place, ticket = sent.pop(0)
-                del self._waiting[place]
+            place = self._first.get(self._test)          # the test's first call, if it is the one planned
+            if place in self._waiting and self._waiting[place][1] == encoded:
+                ticket = self._waiting.pop(place)[0]
         seconds = 0.0
         left = min(left_problem, left_total)
         try:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from grader.course.limits import Limits
 from grader.errors import GradeError, GraderFault
 from grader.sandbox.policy import (BWRAP, SITE, WORKER_SCRIPT, _bwrap_command, _interpreter, _seccomp_file, _worker_env,
-                                   run_as_ids)
+                                   run_as_ids, scratch)
 
 
 class Zygote:
@@ -44,7 +44,7 @@ class Zygote:
         self.run_as = run_as_ids(run_as, level)
         self.drop_uid = level == BWRAP and os.geteuid() == 0
         tmp_root = Path(tmp_root).resolve() if tmp_root else None      # bwrap and the cwd need absolute paths
-        self.spool = Path(tempfile.mkdtemp(prefix="grade-spool-", dir=tmp_root))     # what the sandbox sees
+        self.spool = Path(tempfile.mkdtemp(prefix="grade-spool-", dir=scratch(tmp_root)))  # what the sandbox sees
         self.spool.chmod(0o755)
         self.logs = Path(tempfile.mkdtemp(prefix="grade-logs-", dir=tmp_root))       # what it does not
         self._log = self.logs / "zygote.log"

@@ -69,6 +69,30 @@ def read_message(stream):
     return decode(frames, head)
 
 
+def split_message(data: bytearray, start: int) -> tuple[list, dict, int] | None:
+    """The whole message at ``start`` of ``data`` (what was received so far): its frames (each array's a
+    bytearray of its own), its parsed head and where it ends; None while more bytes must come. Raises
+    WireError when it breaks the caps."""
+    at, end, total, frames, head = start, len(data), 0, [], None
+    while head is None or len(frames) < 1 + head["arrays"]:
+        if end - at < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(data, at)
+        total += size
+        if size > (MAX_HEAD if head is None else MAX_FRAME) or total > MAX_MESSAGE:
+            raise WireError("too_large", f"a frame of {size} bytes exceeds the limits")
+        if end - at - _HEADER.size < size:
+            return None
+        at += _HEADER.size
+        frames.append(data[at:at + size])
+        at += size
+        if head is None:
+            head = json.loads(frames[0])
+            if head["arrays"] > MAX_ARRAYS:
+                raise WireError("too_large", f"{head['arrays']} arrays in one message")
+    return frames, head, at
+
+
 def write_message(stream, obj) -> None:
     write_frames(stream, encode(obj))
 
@@ -136,7 +160,7 @@ def _array(data: bytes, dtype, shape) -> np.ndarray:
     if (type(shape) is not list or len(shape) > 32 or not all(type(n) is int and n >= 0 for n in shape)
             or len(data) != dtype.itemsize * math.prod(shape)):
         raise WireError("bad_type", "an array whose shape does not match its bytes")
-    return np.frombuffer(bytearray(data), dtype).reshape(shape)
+    return np.frombuffer(data if type(data) is bytearray else bytearray(data), dtype).reshape(shape)
 
 
 # The dtypes an array may travel as: bool, integers, floats and complex, in both byte orders.
