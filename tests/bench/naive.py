@@ -4,8 +4,7 @@ process (what a same-process grader does), so the suites run with no sandbox and
     SUBMISSION=path/to/student PYTHONPATH=tests/bench pytest -p naive tests/the-block/public tests/the-block/hidden
 Only for measuring: it is exactly the design the grader exists to avoid. It gives the suites every
 fixture they ask for, so each test really runs (a test checks that the reference passes them all):
-``mistakes`` names no mistake, ``figure`` draws nothing, and ``student.wired(...)`` calls the student's
-function as it is (a same-process grader has no stand-ins).
+``mistakes`` names no mistake and ``figure`` draws nothing.
 """
 import copy
 import importlib
@@ -56,7 +55,6 @@ class _NoDiagnosis:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "points(p): points")
-    config.addinivalue_line("markers", "wiring: calls student.wired")
 
 
 @pytest.fixture(scope="session")
@@ -67,14 +65,12 @@ def reference():
 @pytest.fixture(scope="session")
 def student(reference):
     functions = _load(Path(os.environ["SUBMISSION"]), "student_")
-    functions.wired = functions.wired_or_own = lambda name, *args, **kwargs: getattr(functions, name)(*args, **kwargs)
 
     def call_with_inputs(name, *args, **kwargs):                 # copies, as the worker's are
         args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
         return getattr(functions, name)(*args, **kwargs), list(args), kwargs
 
-    functions.call_with_inputs = functions.wired_with_inputs = call_with_inputs
-    functions.stood_in = lambda: []                               # no stand-ins: nothing was asked for
+    functions.call_with_inputs = call_with_inputs
     return functions
 
 
