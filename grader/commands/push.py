@@ -3,9 +3,13 @@
 The folder is read and checked exactly as ``grade export`` checks it (:func:`grader.commands.export.read_folder`):
 a grader error, a broken signature, a stale file is never sent; neither is a blank submission (nothing differs
 from the stub: the instructor decides), a student without a score file, one not in the roster, or one without
-an LMS id. Without ``--yes`` nothing is sent and no credentials are read: it prints what it would post. The
-report lists each student once: posted, unchanged (the LMS already has it), failed (the LMS refused it), or
-left out (grader error, refused, missing, skipped).
+an LMS id. Without ``--yes`` nothing is sent and no credentials are read: it prints what it would
+post.
+
+The report lists each student once: posted, unchanged (the LMS already has it), failed (the LMS
+refused it, or answered so that it is not known to have it), not tried (the push stopped: the LMS
+looked down, or redirected a request to another host), or left out (grader error, refused, missing,
+skipped). The exit status is 0 only when every grade sent went through (or was already there).
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ from grader.errors import ExitStatus, GradeError
 from grader.commands.export import Folder, read_folder
 from grader.lms import credentials
 from grader.lms.exporters.common import Row, points_2
-from grader.lms.push.common import FAILED, Backoff, Outcome, comment
+from grader.lms.push.common import (FAILED, NOT_TRIED, POSTED, UNCHANGED, Backoff, Outcome, comment,
+                                    one_line)
 
 
 def _left_out(folder: Folder) -> tuple[list[Row], list[str]]:
@@ -49,14 +54,19 @@ def _dry_status(left_out: list[str], allow_missing: bool) -> int:
 
 
 def _report(outcomes: list[Outcome], left_out: list[str], where: str, allow_missing: bool) -> int:
-    for outcome in outcomes:
-        click.echo(f"{outcome.status}: {outcome.student}: {outcome.detail}", err=outcome.status == FAILED)
+    """Every student sent once, in order, then those left out, then the counts; the exit status
+    (1 unless every grade went through, or is already there)."""
+    for outcome in outcomes:            # one line each, whatever the LMS's text in it
+        click.echo(f"{outcome.status}: {outcome.student}: {one_line(outcome.detail)}",
+                   err=outcome.status in (FAILED, NOT_TRIED))
     for line in left_out:
         click.echo(line, err=True)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("posted", "unchanged", "failed")}
-    click.echo(f"{where}: {counts['posted']} posted, {counts['unchanged']} unchanged, {counts['failed']} failed, "
-               f"{len(left_out)} left out")
-    if counts["failed"] or (left_out and not allow_missing):
+    counts = {s: sum(o.status == s for o in outcomes)
+              for s in (POSTED, UNCHANGED, FAILED, NOT_TRIED)}
+    stopped = f", {counts[NOT_TRIED]} not tried (the push stopped)" if counts[NOT_TRIED] else ""
+    click.echo(f"{where}: {counts[POSTED]} posted, {counts[UNCHANGED]} unchanged, "
+               f"{counts[FAILED]} failed{stopped}, {len(left_out)} left out")
+    if counts[FAILED] or counts[NOT_TRIED] or (left_out and not allow_missing):
         return ExitStatus.FAILED
     return ExitStatus.OK
 

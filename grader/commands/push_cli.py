@@ -57,8 +57,10 @@ def push_canvas(scores_dir: Path, roster: Path, yes: bool, config: Path | None, 
     Only what differs from Canvas is posted: a second push of the same scores posts nothing. Rate-limited
     requests are retried after a growing wait. Credentials: GRADE_CANVAS_URL and GRADE_CANVAS_TOKEN, or
     [canvas] url and token in the config file.
-    Exit status: 0 all sent or already there; 1 a student left out (unless --allow-missing) or refused by
-    Canvas; 2 bad input, or Canvas unreachable or refusing the token (nothing posted).
+    Exit status: 0 all sent or already there; 1 a student left out (unless --allow-missing),
+    refused by Canvas or not known to be taken, or not tried (the push stopped: Canvas down, or a
+    redirect to another host); 2 bad input, or Canvas unreachable, refusing the token or answering
+    oddly before the first grade (nothing posted).
     Examples:
       grade push canvas scores/the-block/ --roster roster.csv --course-id 1234 -a the-block          # dry run
       grade push canvas scores/the-block/ --roster roster.csv --course-id 1234 -a the-block --yes
@@ -83,6 +85,8 @@ def push_lti(scores_dir: Path, roster: Path, yes: bool, config: Path | None, all
     scope https://purl.imsglobal.org/spec/lti-ags/scope/score. Credentials: GRADE_LTI_CLIENT_ID,
     GRADE_LTI_TOKEN_URL, GRADE_LTI_KEY_FILE (GRADE_LTI_AUDIENCE), or [lti] client_id, token_url, key_file
     (audience) in the config file.
+    Exit status: 0 all sent; 1 a student left out (unless --allow-missing), refused or not known
+    to be taken, or not tried (the push stopped); 2 bad input, or no token (nothing posted).
     Example:
       grade push lti scores/the-block/ --roster roster.csv -a the-block --yes \\
         --lineitem https://lms.example.edu/api/lti/courses/1/line_items/7

@@ -247,3 +247,57 @@ class Ags(_Server):
         if "comment" in s and (not isinstance(s["comment"], str) or not s["comment"].strip()):
             return "comment: plain text, omitted when empty"
         return None
+
+
+class Elsewhere:
+    """Another host, which no push may ever contact: 127.0.0.2 by default (all of 127/8 is loopback
+    on Linux), or 127.0.0.1 on another port. It counts every connection (a TLS hello an https
+    redirect would send included) and logs every request as (method, path, headers, body); it
+    answers a POST as a token endpoint would (an ``access_token``) and anything else with ``{}``, so
+    that a push which followed a redirect here would carry on as if nothing had happened, with a
+    token this host made."""
+
+    STOLEN = "token-minted-elsewhere"
+
+    def __init__(self, host: str = "127.0.0.2"):
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):          # quiet
+                pass
+
+            def _any(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with owner.lock:
+                    owner.log.append((self.command, self.path, dict(self.headers), body))
+                payload = {"access_token": owner.STOLEN, "token_type": "Bearer", "expires_in": 3600,
+                           "scope": SCORE_SCOPE} if self.command == "POST" else {}
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _any
+
+        class Server(ThreadingHTTPServer):
+            def verify_request(self, request, client_address):
+                with owner.lock:
+                    owner.connections += 1
+                return True
+
+            def handle_error(self, request, client_address):   # a TLS hello is not HTTP: not shown
+                pass
+
+        self.lock = threading.Lock()
+        self.log: list[tuple[str, str, dict, bytes]] = []
+        self.connections = 0
+        self.httpd = Server((host, 0), Handler)
+        self.url = f"http://{host}:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
