@@ -38,12 +38,66 @@ class _CpuClock:
         os.close(self._fd)
 
 
-def cpu_clock(pid: int | None) -> "_CpuClock | None":
-    """A :class:`_CpuClock` for ``pid``, or None where /proc cannot be read (then the worker's own count)."""
+class _GroupClock:
+    """CPU seconds used by every process of a control group (:mod:`grader.sandbox.cgroups`): a worker's whole
+    tree, what it double-forked included (a zygote serves one worker at a time)."""
+
+    def __init__(self, group):
+        self._group = group
+        self.last = self()
+
+    def __call__(self) -> float:
+        try:
+            return self._group.usage()
+        except (OSError, IndexError, ValueError):
+            return self.last
+
+    def close(self) -> None:
+        pass
+
+
+def _times(pid: int | str, fields: slice = slice(11, 15)) -> float:
+    """CPU seconds of ``/proc/<pid>/stat``'s ``fields`` (utime, stime, cutime, cstime); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return sum(int(v) for v in f.read().rsplit(b")", 1)[1].split()[fields]) / _CpuClock.TICK
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return f.read().decode().split()
+    except OSError:
+        return []
+
+
+class _TreeClock(_CpuClock):
+    """Where no control group can be made: a worker's CPU seconds, its children's that it has not waited for,
+    and those of what it left behind, which the zygote adopts as their subreaper: the zygote's other children,
+    live or not yet reaped, and what it has reaped (its children's clock; the one worker it serves at a time is
+    reaped only once its calls are over). Deeper descendants count once their parents end."""
+
+    def __init__(self, pid: int, zygote: int):
+        self._pid, self._zygote = pid, zygote
+        super().__init__(pid)
+
+    def __call__(self) -> float:
+        own = super().__call__()
+        left = [p for p in _children(self._zygote) if p != str(self._pid)] + _children(self._pid)
+        return own + _times(self._zygote, slice(13, 15)) + sum(_times(p) for p in left)
+
+
+def cpu_clock(pid: int | None, group=None, zygote: int | None = None):
+    """The clock of a worker: its control group's (``group``), or its own and its zygote's children's
+    (``zygote``: their subreaper), or its own; None where /proc cannot be read (then the worker's own count)."""
+    if group is not None:
+        return _GroupClock(group)
     if pid is None or not sys.platform.startswith("linux"):
         return None
     try:
-        return _CpuClock(pid)
+        return _TreeClock(pid, zygote) if zygote else _CpuClock(pid)
     except OSError:
         return None
 
@@ -56,8 +110,8 @@ class Meter:
     times larger; elsewhere the worker's own count, and wall-clock time for timeouts.
     """
 
-    def __init__(self, pid: int | None):
-        self.clock = cpu_clock(pid)
+    def __init__(self, pid: int | None, group=None, zygote: int | None = None):
+        self.clock = cpu_clock(pid, group, zygote)
         self.cpu_last = self.clock.last if self.clock else 0.0   # the CPU seconds at the clock's last reading,
         self.clock_read = time.monotonic()                       # and its time.monotonic()
 

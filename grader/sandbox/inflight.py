@@ -18,7 +18,7 @@ from grader.errors import GraderFault, StudentError
 from grader.sandbox.child import protocol as wire
 from grader.sandbox.clock import WALL_FACTOR
 from grader.sandbox.process import WorkerProcess
-from grader.sandbox.replies import _death, _well_formed
+from grader.sandbox.replies import _death, _well_formed, oom_kills
 
 
 @dataclass
@@ -79,6 +79,7 @@ class InFlight:
                                                          # timed out or killed the worker): never tried again
         self.ahead_ended = False                         # after a slow call, a kill: no more calls sent ahead
         self._unused: list[str] = []                     # fresh tickets, drawn 64 at a time
+        self._oom_kills: int | None = None
         self.fault = ""                                  # set when the grader's own machinery failed
 
     def failed(self, message: str) -> GraderFault:
@@ -88,6 +89,7 @@ class InFlight:
 
     def _start(self) -> None:
         self._last = time.monotonic()
+        self._oom_kills = oom_kills()                    # the kernel's count, before this worker
         try:
             self.process.start({module: error.message for module, error in self.import_failed.items()})
         except GraderFault as err:
@@ -210,9 +212,9 @@ class InFlight:
             what = f"importing {head.module}.py" if head.module else f"{head.function}()"
             if zygote_died:
                 raise self.failed(f"the sandbox's zygote died during {what}")
-            if code == -signal.SIGKILL:
-                raise self.failed(f"something other than the grader killed the worker with SIGKILL during "
-                                  f"{what} (the machine's out-of-memory killer?)")
+            if code == -getattr(signal, "SIGKILL", 9) and self._oom_kills is not None \
+                    and (oom_kills() or 0) > self._oom_kills:
+                raise self.failed(f"the machine's out-of-memory killer killed the worker during {what}")
             error = _death(head.function, code, payload, head.module, seconds)
             if head.module:
                 self.spent.imports += max(seconds, (now - start) / WALL_FACTOR)

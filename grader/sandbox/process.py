@@ -141,7 +141,8 @@ class WorkerProcess:
     def _set_meter(self, pid: int | None) -> None:
         if self.meter is not None:
             self.meter.close()
-        self.meter = Meter(pid)
+        zygote = self.zygote
+        self.meter = Meter(pid, zygote.group if zygote else None, zygote.host_pid if zygote else None)
 
     def exit_code(self, timeout: float) -> int | None:
         """The worker's exit code after its channel closed (negative: the signal that killed it)."""

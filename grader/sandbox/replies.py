@@ -72,6 +72,21 @@ def crash_name(code: int) -> str | None:
     return None
 
 
+def oom_kills() -> int | None:
+    """How many processes the kernel's out-of-memory killer has killed since the machine started (Linux's
+    /proc/vmstat; None where it cannot be read): a worker's death by SIGKILL is the machine's only when this
+    rose while it ran. The worker's filter closes every route by which its own code could have the kernel
+    SIGKILL it (:func:`grader.sandbox.policy.worker_seccomp_program`)."""
+    try:
+        with open("/proc/vmstat", "rb") as f:
+            for line in f:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _death(function: str, code: int | None, garbled: str | None, module: str = "",
            seconds: float = 0.0) -> StudentError:
     """The error for a worker that died or broke its channel: the grader's words for hidden tests, the

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from grader.course.limits import Limits
 from grader.errors import GradeError, GraderFault
+from grader.sandbox import cgroups
 from grader.sandbox.policy import (BWRAP, SITE, WORKER_SCRIPT, _bwrap_command, _interpreter, _seccomp_file, _worker_env,
                                    run_as_ids, scratch)
 
@@ -73,6 +74,7 @@ class Zygote:
         self._asked = 0                                  # the id of the last request: its answer must echo it
         self._closed = False
         self.host_pid: int | None = None                 # the zygote's pid as this process sees it
+        self.group: cgroups.Group | None = None          # around it and its workers, where one can be made
         threading.Thread(target=self._listen, daemon=True).start()
         self._ready = False
         try:
@@ -109,7 +111,20 @@ class Zygote:
             raise GradeError("the bwrap sandbox could not start: it cannot mount a private /tmp for each worker")
         self.host_pid = (_host_pid(self._proc.pid, answer.get("pid"), descendants=True) if self.level == BWRAP
                          else self._proc.pid)
+        self.group = self._group()
         self._ready = True
+
+    def _group(self) -> cgroups.Group | None:
+        """A control group around the zygote, made before it forks its first worker: every process of every
+        worker, however it was started, counts on the workers' CPU clocks and dies with their kill."""
+        group = cgroups.make(self.spool.name) if self.host_pid else None
+        if group is not None:
+            try:
+                group.add(self.host_pid)
+            except OSError:
+                group.close()
+                group = None
+        return group
 
     def __enter__(self) -> "Zygote":
         return self
@@ -195,6 +210,8 @@ class Zygote:
         if not self._ask({"op": "kill"}).get("clean"):
             self.close()
             raise GraderFault("a worker survived the kill; the sandbox was torn down")
+        if self.group is not None:                       # (outside a pid namespace: what left the workers'
+            self.group.kill_all_but(self.host_pid)       # process groups and their user)
 
     def close(self) -> None:
         if self._closed:
@@ -206,6 +223,9 @@ class Zygote:
             pass
         self._proc.wait()
         self._ctrl.close()
+        if self.group is not None:
+            self.group.kill_all_but(None)
+            self.group.close()
         shutil.rmtree(self.spool, ignore_errors=True)
         shutil.rmtree(self.logs, ignore_errors=True)
 

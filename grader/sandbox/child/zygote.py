@@ -147,6 +147,7 @@ def zygote(in_pid_namespace: bool, run) -> None:
     import resource  # noqa: F401  for _limit: loaded once here, not in every worker
     _prepare_start({})                                   # ctypes and the C library, for every worker
     _set_parent_death_signal()
+    confine._become_subreaper()                          # what a worker double-forks is reaped here
     ctrl = socket.socket(fileno=0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
