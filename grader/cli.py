@@ -11,7 +11,7 @@ from grader import __version__
 from grader.commands.options import course_option
 from grader.commands.push_cli import push
 from grader.errors import ExitStatus, GradeError
-from grader.lms.exporters import EXPORTERS
+from grader.lms.exporters import FORMATS
 
 
 class _Group(click.Group):
@@ -170,7 +170,7 @@ def release(out_dir: Path, nbgrader_dir: Path, course_path: Path) -> None:
 @main.command()
 @click.argument("scores_dirs", nargs=-1, required=True, metavar="SCORES_DIR...",
                 type=click.Path(file_okay=False, path_type=Path))
-@click.option("--format", "fmt", required=True, type=click.Choice(list(EXPORTERS)),
+@click.option("--format", "fmt", required=True, type=click.Choice(list(FORMATS)),
               help="The LMS (or csv: a table for people).")
 @click.option("--roster", type=click.Path(dir_okay=False, path_type=Path),
               help="roster.csv: student and the columns the format needs, of lms_id,sis_id,login,email,name,section "
