@@ -27,6 +27,9 @@ class Limits:
         call, on a budget of its own: neither the call's nor the problem's).
     :param import_budget: CPU seconds for all the imports of one submission (a worker restarted after a
         crash imports again).
+    :param problem_wall: wall-clock seconds for all the calls of one problem, and ``submission_wall`` for the
+        whole submission: code that sleeps or waits uses no CPU, and without them held its grader process for
+        as long as it liked (a call's own wall-clock backstop is WALL_FACTOR times its CPU limit).
     :param imports: the packages the student's code may import besides the standard library (course.json
         ``imports``); any other import raises ModuleNotFoundError.
     """
@@ -38,6 +41,8 @@ class Limits:
     output_kb: int = 64
     import_timeout: float = 10.0
     import_budget: float = 30.0
+    problem_wall: float = 60.0
+    submission_wall: float = 300.0
     imports: tuple[str, ...] = ("numpy",)
 
     def worker_limits(self) -> dict:

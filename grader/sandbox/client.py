@@ -137,11 +137,12 @@ class Worker:
             self._flight.kill()
 
     def call(self, module: str, function: str, args: list, kwargs: dict, timeout: float,
-             return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None) -> Reply:
+             return_inputs: bool = False, ticket: str | None = None, encoded: Sequence[bytes] | None = None,
+             wall: float = float("inf")) -> Reply:
         """Run ``module.function(*args, **kwargs)`` in the worker and return its value as plain data.
 
         :param timeout: CPU seconds before the worker is killed, counted from when the worker could start
-            the call (and WALL_FACTOR times that in wall-clock time).
+            the call (and WALL_FACTOR times that in wall-clock time, at most ``wall``).
         :param ticket: this very call's ticket from :meth:`ahead`, if it was sent ahead (unknown tickets,
             e.g. of a worker killed since, are ignored: the call is sent now).
         :param encoded: the call as :meth:`encode_call` gives it, if the caller has it already.
@@ -163,7 +164,7 @@ class Worker:
                 while ticket not in f.answers:
                     if all(s.ticket != ticket for s in f.sent):
                         raise _Lost                      # the worker was killed after a slow call
-                    f.receive(ticket, timeout)
+                    f.receive(ticket, timeout, wall)
                 break
             except _Lost:
                 ticket = None

@@ -124,12 +124,12 @@ class Meter:
         return self.clock() - mark if self.clock is not None else time.monotonic() - start
 
     def wait(self, next_message: Callable[[float], tuple[str, Any]], start: float, mark: float,
-             limit: float) -> tuple[str, Any] | str:
+             limit: float, wall: float = float("inf")) -> tuple[str, Any] | str:
         """The next message (``next_message(deadline)``, which raises :class:`TimeoutError` when none came by
         then), or ``"cpu"``/``"wall"`` when the oldest request ran out of CPU time (``limit`` seconds since
-        ``mark``) or of wall-clock time (WALL_FACTOR times that since ``start``). The CPU clock is read only
-        after ``limit`` seconds of wall clock: before that it cannot have run out."""
-        wall_end = start + limit * (WALL_FACTOR if self.clock is not None else 1)
+        ``mark``) or of wall-clock time (WALL_FACTOR times that since ``start``, at most ``wall``). The CPU clock
+        is read only after ``limit`` seconds of wall clock: before that it cannot have run out."""
+        wall_end = start + min(limit * (WALL_FACTOR if self.clock is not None else 1), wall)
         deadline = min(start + limit, wall_end)
         while True:
             try:

@@ -169,10 +169,10 @@ class InFlight:
         a spawned worker's pipe)."""
         self.process.channel.send(data, self.limits.call_timeout * WALL_FACTOR)
 
-    def receive(self, ticket: str | None, timeout: float) -> None:
+    def receive(self, ticket: str | None, timeout: float, wall: float = float("inf")) -> None:
         """Read the reply to the oldest request. It gets ``timeout`` seconds if it is ``ticket``'s, its own
         limit otherwise (the call timeout, an import's), counted from when the worker could start it (the
-        reply before it, or its sending).
+        reply before it, or its sending), and at most ``wall`` seconds of wall-clock time.
 
         :raises StudentError: ``ticket``'s call timed out or broke the worker (which is then killed).
         :raises _Lost: an earlier request did (the worker is killed; ``ticket`` must be sent again).
@@ -184,7 +184,7 @@ class InFlight:
         limit = timeout if mine else head.limit
         meter, channel = self.process.meter, self.process.channel
         start, mark = max(head.sent, self._last), meter.cpu_last
-        got = meter.wait(channel.next_message, start, mark, limit)
+        got = meter.wait(channel.next_message, start, mark, limit, wall if mine else float("inf"))
         if head.setup and (type(got) is str or got[0] != "ok"):
             self.kill()                                  # no student code has run in this worker yet
             raise self.failed("a worker could not load the reference's modules")

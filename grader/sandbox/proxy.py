@@ -20,6 +20,7 @@ are still running or waiting), and after a timeout, a crash or a slow call (see
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from functools import partial
 from itertools import takewhile
@@ -59,6 +60,8 @@ class Student:
         self._problem = ""
         self._spent: dict[str, float] = {}
         self._total = 0.0
+        self._walls: dict[str, float] = {}               # problem -> wall-clock seconds of its calls
+        self._started = time.monotonic()                 # the submission's grading began
         self._output: list[str] = []
         self._test: str | None = None
         self._public = True                              # the current test is a public one
@@ -143,6 +146,14 @@ class Student:
             budget = limits.problem_budget if left_problem <= 0 else limits.submission_budget
             raise StudentError("budget", f"not run: the {spent}'s {budget:g} s time budget is used up "
                                          "(earlier calls were too slow)")
+        started = time.monotonic()
+        wall_problem = limits.problem_wall - self._walls.get(self._problem, 0.0)
+        wall_total = limits.submission_wall - (started - self._started)
+        if wall_problem <= 0 or wall_total <= 0:
+            spent = "problem" if wall_problem <= 0 else "submission"
+            budget = limits.problem_wall if wall_problem <= 0 else limits.submission_wall
+            raise StudentError("budget", f"not run: the {spent}'s {budget:g} s of wall-clock time ran out (calls "
+                                         "that sleep or wait count too)")
         ticket = encoded = None
         if self._test is not None:
             encoded = tuple(self._worker.encode_call(name, args, kwargs, return_inputs))
@@ -155,11 +166,17 @@ class Student:
         try:
             reply = self._worker.call(self._functions[name], name, list(args), kwargs,
                                       timeout=min(limits.call_timeout, left),
-                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded)
+                                      return_inputs=return_inputs, ticket=ticket, encoded=encoded,
+                                      wall=min(wall_problem, wall_total))
             seconds = reply.seconds
         except StudentError as err:
             seconds = err.seconds
             self._output.append(err.output)
+            if err.kind == "timeout" and "wall-clock" in err.message and time.monotonic() - started >= \
+                    min(wall_problem, wall_total):
+                which = "problem" if wall_problem <= wall_total else "submission"
+                raise StudentError("budget", f"{name}() ran out of the {which}'s wall-clock time (calls that "
+                                   "sleep or wait count too)", output=err.output, seconds=seconds) from None
             if err.kind == "timeout" and left < limits.call_timeout:
                 # What was left of a budget depends on the earlier calls' times: never said in numbers.
                 which = "problem" if left == left_problem else "submission"
@@ -167,6 +184,7 @@ class Student:
                                    "slow)", output=err.output, seconds=seconds) from None
             raise
         finally:
+            self._walls[self._problem] = self._walls.get(self._problem, 0.0) + time.monotonic() - started
             self._spent[self._problem] = self._spent.get(self._problem, 0.0) + seconds
             self._total += self._worker.busy - self._busy    # every call's time, once, when answered
             self._busy = self._worker.busy

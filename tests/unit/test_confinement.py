@@ -176,3 +176,32 @@ def test_any_other_sigkill_is_the_submissions_crash(submission, limits, zygote, 
         with pytest.raises(StudentError) as err:
             _killed_from_outside(worker, zygote)
         assert err.value.kind == "crashed" and not worker.fault
+
+
+SLEEPS = "import time\n\ndef nap(seconds):\n    time.sleep(seconds)\n    return 1\n"
+
+
+def test_a_submission_that_sleeps_holds_its_grader_no_longer_than_its_wall_clock_budgets(submission, zygote):
+    """Every CPU limit is blind to sleep: a correct function that sleeps before each answer used none, and held
+    its grader for as long as it liked (130 calls x 20 s). A problem's calls, and a submission's, have wall-clock
+    budgets: past them the call is cut and the next is not run."""
+    from grader.course.limits import Limits
+    from grader.sandbox.proxy import Student
+
+    limits = Limits(call_timeout=2, problem_budget=5, submission_budget=20, problem_wall=3, submission_wall=8)
+    with Worker(submission({"mod.py": SLEEPS}), limits, zygote.level, zygote) as worker:
+        student = Student(worker, {"nap": "mod"}, limits)
+        student.charge_to("p")
+        started = time.monotonic()
+        assert student.nap(2.0) == 1                    # within the call's backstop and the problem's 3 s
+        with pytest.raises(StudentError, match="ran out of the problem's wall-clock time"):
+            student.nap(2.0)                             # cut when the problem's 3 s are up
+        with pytest.raises(StudentError, match="not run: the problem's 3 s of wall-clock time ran out"):
+            student.nap(0.1)
+        student.charge_to("q")
+        assert student.nap(2.0) == 1                     # another problem has its own
+        student.charge_to("r")
+        with pytest.raises(StudentError, match="ran out of the submission's wall-clock time"):
+            student.nap(4.0)                             # the submission's 8 s are up first
+        # quiet: about 7 s; a busy machine only slows the grader's side (the sleeps are the student's)
+        assert time.monotonic() - started < 8 + 60
