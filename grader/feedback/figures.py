@@ -21,7 +21,10 @@ class Figures:
         arrays = {}
         for name, value in panels.items():
             try:
-                arrays[name] = np.asarray(value() if callable(value) else value, dtype=np.float64)
+                raw = np.asarray(value() if callable(value) else value)
+                if np.iscomplexobj(raw):                 # its real part alone would misdraw it
+                    return
+                arrays[name] = raw.astype(np.float64)
             except Exception:                            # StudentError, or a value that is not numbers
                 return
             if arrays[name].ndim not in (1, 2):

@@ -9,6 +9,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from grader.errors import GraderFault, StudentError
+
 
 @dataclass(frozen=True)
 class Diagnosis:
@@ -55,10 +57,31 @@ def explained(diagnose: Diagnose, got: Any, expected: Sequence[Any], same: Same)
 
 
 def diagnosed(err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Sequence[Any], same: Same) -> None:
-    """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and every one it could be."""
-    if diagnose is not None:
+    """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and every one it
+    could be.
+
+    The failed check is the verdict; a diagnosis only explains it. So a diagnose that raises on the
+    student's value (a hint that reads a dict's keys from the array a student returned, or int()
+    of their NaN) gives no diagnosis, never a grader fault that withholds the whole grade: every
+    hint of every suite, present and future, is covered here, not by each foreseeing every kind of
+    value. It is then asked about ``expected[0]``, the suite's own value: a diagnose that raises
+    there too is broken whatever the student returns, and that error stands (a grader fault, as any
+    error in a suite's own code). The student's code failing inside a hint (StudentError) and the
+    grader's machinery failing (GraderFault) stay what they are.
+    """
+    if diagnose is None:
+        return
+    try:
         err.diagnosis = diagnose(got, expected, same)
         err.explained_by = explained(diagnose, got, expected, same)
+    except (StudentError, GraderFault):
+        raise
+    except Exception:
+        err.diagnosis = err.explained_by = None
+        try:
+            diagnose(expected[0], expected, same)
+        except StudentError:                     # the student's code, in a hint: not the suite's
+            pass
 
 
 class Mismatch(AssertionError):
@@ -88,8 +111,16 @@ class Mismatch(AssertionError):
 
     @property
     def detail(self) -> str:
+        """The text of ``detail``, made on first read. Made from the student's value, it is the one
+        part of a failed check's words that could fail on a value nobody foresaw: that never changes
+        the verdict and never becomes a grader fault; the detail then says it could not be made."""
         if callable(self._detail):
-            self._detail = self._detail()
+            try:
+                self._detail = str(self._detail())
+            except (StudentError, GraderFault):
+                raise
+            except Exception as exc:
+                self._detail = f"(your value could not be described here: {type(exc).__name__})"
         return self._detail
 
     def __str__(self) -> str:
@@ -116,6 +147,15 @@ class Mismatch(AssertionError):
 
 def _a(noun: str) -> str:
     return ("an " if noun[0] in "aeiou" else "a ") + noun
+
+
+SHOWN = 200        # characters of a student's value in a detail: not all of a list of 10,000
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` of a student's value, cut to :data:`SHOWN` characters (``detail`` only)."""
+    text = repr(value)
+    return text if len(text) <= SHOWN else text[:SHOWN] + " …"
 
 
 def _describe(value: Any) -> str:

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from grader.errors import StudentError
-from grader.feedback.mismatch import Diagnose, Mismatch, _a, _describe, diagnosed
+from grader.feedback.mismatch import Diagnose, Mismatch, _a, _describe, _shown, diagnosed
 
 
 def assert_raises(call: Callable[[], Any], exception: type[BaseException], *, what: str) -> None:
@@ -35,6 +35,15 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
+def _differ(got: Any, expected: Any) -> bool:
+    """``got != expected`` for plain data; a comparison that cannot say (a list of arrays against a
+    list of numbers: "the truth value of an array is ambiguous") is a difference, not an error."""
+    try:
+        return bool(got != expected)
+    except Exception:
+        return True
+
+
 def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
     """The Mismatch for plain data whose values differ, or None when equal. Numbers compare by value
     (7.0 is 7), a dict by the expected keys (extra keys are :func:`assert_keys`' business)."""
@@ -50,7 +59,7 @@ def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
                 return Mismatch(what, f"{key!r} should be a number", f"yours: {_describe(got[key])}")
         wrong = [key for key in expected if _equal_mismatch(got[key], expected[key], what) is not None]
         if wrong:
-            lines = [f"{key!r}: yours {got[key]!r}, expected {expected[key]!r}"
+            lines = [f"{key!r}: yours {_shown(got[key])}, expected {expected[key]!r}"
                      + (f" (off by {got[key] - expected[key]:+,})" if _number(expected[key]) else "")
                      for key in wrong]
             noun = "is not the expected count" if len(wrong) == 1 else "are not the expected counts"
@@ -58,15 +67,18 @@ def _equal_mismatch(got: Any, expected: Any, what: str) -> Mismatch | None:
         return None
     if _number(expected):
         if not _number(got):
-            return Mismatch(what, "expected a number, got another kind of value", f"yours {got!r}, expected {expected!r}")
-        if got != expected:
-            return Mismatch(what, "not the expected value", f"yours {got!r}, expected {expected!r}")
+            return Mismatch(what, "expected a number, got another kind of value",
+                            f"yours {_shown(got)}, expected {expected!r}")
+        if _differ(got, expected):
+            return Mismatch(what, "not the expected value",
+                            f"yours {_shown(got)}, expected {expected!r}")
         return None
     if type(got) is not type(expected):
         return Mismatch(what, f"expected {_a(type(expected).__name__)}, got another kind of value",
                         f"yours: {_describe(got)}")
-    if got != expected:
-        return Mismatch(what, "not the expected value", f"yours {got!r}, expected {expected!r}")
+    if _differ(got, expected):
+        return Mismatch(what, "not the expected value",
+                        f"yours {_shown(got)}, expected {expected!r}")
     return None
 
 

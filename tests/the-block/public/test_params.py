@@ -32,6 +32,11 @@ def parts(d, d_ff, d_kv, style):
             "norm": [("g_1", *vector), ("g_2", *vector)]}
 
 
+def _whole(value):
+    """A count a hint can subtract: an int, or a float of a whole value (no bool, NaN or inf)."""
+    return type(value) is int or (type(value) is float and value.is_integer())
+
+
 def counts_off(d, d_ff, d_kv, style="gpt2"):
     """A hint for counts that no known mistake explains: a part whose count is short by exactly some of its own
     weights, e.g. attention short by d² + d: one d×d matrix and one vector of d (W_o and b_o, or W_q and b_q...).
@@ -52,10 +57,11 @@ def counts_off(d, d_ff, d_kv, style="gpt2"):
 
     def diagnose(got, expected, same):
         right = expected[0]
-        try:
-            deltas = {part: int(got[part]) - right[part] for part in ("attention", "mlp", "norm")}
-        except (TypeError, KeyError, ValueError, OverflowError):
+        # counts only: an array, a string, NaN or a fraction says nothing of the weights missing
+        names = ("attention", "mlp", "norm")
+        if type(got) is not dict or not all(_whole(got.get(part)) for part in names):
             return None
+        deltas = {part: int(got[part]) - right[part] for part in names}
         said = [explain(part, delta) for part, delta in deltas.items() if delta]
         if not said or None in said:
             return None

@@ -7,7 +7,7 @@ solution, 10 significant digits.
 import numpy as np
 import pytest
 
-from grader.feedback.compare import assert_close, assert_close_own, assert_equal
+from grader.feedback.compare import assert_array, assert_close, assert_close_own, assert_equal
 from public.toy import D_FF, W_1, W_2, W_3, X
 
 BIG = np.array([-1000.0, -50.0, 50.0, 1000.0])
@@ -88,5 +88,5 @@ def test_swiglu_course_hidden_layer_of_21(student, mistakes):
 def test_swiglu_is_linear_in_w_2(student):
     """Doubling W_2 doubles the output, on your own outputs: W_2 is the last product, nothing after it."""
     what = "your swiglu with 2 * W_2 against 2 × your swiglu with W_2 (W_2 is applied last)"
-    assert_close_own(student.swiglu(U, A_1, A_3, 2 * A_2),
-                     2 * np.asarray(student.swiglu(U, A_1, A_3, A_2), dtype=float), what=what)
+    once = assert_array(student.swiglu(U, A_1, A_3, A_2), (2, 3), what=what)   # then doubled
+    assert_close_own(student.swiglu(U, A_1, A_3, 2 * A_2), 2 * once.astype(float), what=what)
