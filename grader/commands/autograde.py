@@ -122,6 +122,8 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
                 err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)"
                           + (f"; {rescored} re-scored for overrides or lateness, not regraded" if rescored else ""))
 
+        _refuse_a_broken_course(course, out_dir, job_list, key, level, work, run_as)
+
         def on_result(outcome: Finished) -> None:
             student = outcome.student
             if outcome.failure:                          # one bad submission never stops the batch
@@ -166,6 +168,36 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
                   "command again to regrade them", markup=False)
         return ExitStatus.GRADER_ERROR
     return ExitStatus.OK
+
+
+def _refuse_a_broken_course(course: Course, out_dir: Path, job_list: list[Job], key: bytes,
+                            level: str, work: Path, run_as: str | None) -> None:
+    """Before a graded score file is replaced, the course must pass its own reference: else its own
+    fault would become every student's grade or grader error (:mod:`grader.commands.canary`).
+
+    :raises GradeError: one line naming course.json, how the reference fails and the files kept;
+        no submission is graded, no score file written."""
+    at_stake = [job.student for job in job_list if _graded(out_dir / f"{job.student}.json", key)]
+    if not at_stake:                                     # nothing graded to lose
+        return
+    from grader.commands import canary
+
+    why = canary.failure(course, level, work, run_as)
+    if why is not None:
+        names = ", ".join(at_stake[:5]) + (f" and {len(at_stake) - 5} more" * (len(at_stake) > 5))
+        raise GradeError(f"{course.path}: the course's own reference {why}: nothing was graded, "
+                         f"and the graded score files of {names} are kept; fix the course (grade "
+                         "validate shows each failure) and rerun")
+
+
+def _graded(path: Path, key: bytes) -> bool:
+    """Whether ``path`` is a graded score file signed with ``key``: one a grading could lose."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        report.validate(doc)
+    except (OSError, ValueError, GradeError):
+        return False
+    return doc["status"] == "graded" and signature.verify(doc, key)
 
 
 @dataclass(frozen=True)
