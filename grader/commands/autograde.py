@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from grader import __version__, report, scoring
-from grader.commands import outlock
+from grader.commands import outlock, provenance
 from grader.course import manifest as course_mod
 from grader.course import overrides as overrides_mod
 from grader.course.manifest import Course
@@ -99,6 +99,9 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
         subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
                                        assignment=course.assignment if nbgrader_dir else None)
         by_student = {s.student: s for s in subs}
+        # where each was handed in, before grading: export refuses a file graded from other content
+        provenance.record(out_dir, key, course.assignment,
+                          {s.student: s.handed_in for s in subs if s.handed_in})
         job_list = [Job(s.student, s.folder) for s in subs]
         err = console(stderr=True)
         for line in skipped:

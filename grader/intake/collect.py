@@ -38,6 +38,8 @@ class Submission:
         (course.json's ``missing_timestamp`` decides what it counts as); empty otherwise.
     :param error: set when nothing could be graded (an unreadable zip); the score file's ``error``.
     :param blank: no exercise function is more than the released stub's placeholder (see :func:`is_blank`).
+    :param handed_in: where it was handed in (absolute), and whether as an nbgrader folder: recorded
+        beside the score files, for export to collect it again (:mod:`grader.commands.provenance`).
     """
 
     student: str
@@ -47,6 +49,7 @@ class Submission:
     error: str = ""
     blank: bool = False
     timestamp: str = ""
+    handed_in: tuple[str, bool] | None = None
 
     @property
     def when(self) -> "datetime | str | None":
@@ -231,7 +234,8 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     blank = not error and is_blank(course, folder)
     if blank:
         notes.append("blank: every exercise function is missing or still the released stub")
-    return Submission(student, folder, tuple(notes), submitted_at, error, blank, flag)
+    return Submission(student, folder, tuple(notes), submitted_at, error, blank, flag,
+                      (str(path.resolve()), notebook is not None))
 
 
 SUFFIXES = (".zip", ".ipynb", ".py")
