@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from grader import __version__, report, scoring
-from grader.commands import outlock
+from grader.commands import outlock, provenance
 from grader.course import manifest as course_mod
 from grader.course import overrides as overrides_mod
 from grader.course.manifest import Course
@@ -99,6 +99,9 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
         subs, skipped = collect.gather(course, work / "collected", submissions=submissions, nbgrader=nbgrader_dir,
                                        assignment=course.assignment if nbgrader_dir else None)
         by_student = {s.student: s for s in subs}
+        # where each was handed in, before grading: export refuses a file graded from other content
+        provenance.record(out_dir, key, course.assignment,
+                          {s.student: s.handed_in for s in subs if s.handed_in})
         job_list = [Job(s.student, s.folder) for s in subs]
         err = console(stderr=True)
         for line in skipped:
@@ -121,6 +124,8 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
             if kept and not quiet:
                 err.print(f"{len(kept)} submissions unchanged since they were graded (--force regrades them)"
                           + (f"; {rescored} re-scored for overrides or lateness, not regraded" if rescored else ""))
+
+        _refuse_a_broken_course(course, out_dir, job_list, key, level, work, run_as)
 
         def on_result(outcome: Finished) -> None:
             student = outcome.student
@@ -166,6 +171,36 @@ def _batch(course: Course, submissions: Path | None, out_dir: Path, jobs: int, q
                   "command again to regrade them", markup=False)
         return ExitStatus.GRADER_ERROR
     return ExitStatus.OK
+
+
+def _refuse_a_broken_course(course: Course, out_dir: Path, job_list: list[Job], key: bytes,
+                            level: str, work: Path, run_as: str | None) -> None:
+    """Before a graded score file is replaced, the course must pass its own reference: else its own
+    fault would become every student's grade or grader error (:mod:`grader.commands.canary`).
+
+    :raises GradeError: one line naming course.json, how the reference fails and the files kept;
+        no submission is graded, no score file written."""
+    at_stake = [job.student for job in job_list if _graded(out_dir / f"{job.student}.json", key)]
+    if not at_stake:                                     # nothing graded to lose
+        return
+    from grader.commands import canary
+
+    why = canary.failure(course, level, work, run_as)
+    if why is not None:
+        names = ", ".join(at_stake[:5]) + (f" and {len(at_stake) - 5} more" * (len(at_stake) > 5))
+        raise GradeError(f"{course.path}: the course's own reference {why}: nothing was graded, "
+                         f"and the graded score files of {names} are kept; fix the course (grade "
+                         "validate shows each failure) and rerun")
+
+
+def _graded(path: Path, key: bytes) -> bool:
+    """Whether ``path`` is a graded score file signed with ``key``: one a grading could lose."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        report.validate(doc)
+    except (OSError, ValueError, GradeError):
+        return False
+    return doc["status"] == "graded" and signature.verify(doc, key)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import click
+
 from grader import __version__
+from grader.commands import provenance
 from grader.course import overrides as overrides_mod
 from grader.course.manifest import Course, CourseFile
 from grader.course.manifest import load as load_course
@@ -46,7 +49,9 @@ class Result:
 class Trust:
     """What a score file must match to be exported: the course's key (its signature), and the course's
     ``sha256`` and the grader's version it was graded with, and the overrides CSV as it is now (``overrides``,
-    read from ``overrides_file``; None: not checked) (``allow_stale``: not these three)."""
+    read from ``overrides_file``; None: not checked) (``allow_stale``: not these three); and the
+    hash of its submission as collected now (``submissions``: student -> (sha256, path); one not in
+    it is not checked)."""
 
     key: bytes
     course_sha256: str
@@ -54,13 +59,22 @@ class Trust:
     allow_stale: bool = False
     overrides: Mapping[str, overrides_mod.StudentOverrides] | None = None
     overrides_file: Path | None = None
+    submissions: Mapping[str, tuple[str, str]] | None = None
 
 
-def trust_of(course: Course, key: bytes, allow_stale: bool = False) -> Trust:
-    """What ``course``'s score files must match now (its overrides CSV read as it is): one way for export,
-    push and report alike."""
+def trust_of(course: Course, key: bytes, allow_stale: bool = False, folder: Path | None = None,
+             docs: Sequence[dict] = ()) -> Trust:
+    """What ``course``'s score files must match now (its overrides CSV read as it is; the
+    submissions of ``docs``, the score files of ``folder``, collected again where autograde
+    recorded them, :mod:`grader.commands.provenance`): one way for export, push and report alike.
+    A submission no longer there is said on stderr, in one line.
+
+    :raises GradeError: ``folder``'s record of the submissions was edited."""
     table = overrides_mod.load(course.overrides, {p.name: p.points for p in course.problems}, course.due)
-    return Trust(key, course.sha256, __version__, allow_stale, table, course.overrides)
+    now = provenance.current(course, key, folder, docs)
+    if now.warning():
+        click.echo(f"warning: {now.warning()}", err=True)
+    return Trust(key, course.sha256, __version__, allow_stale, table, course.overrides, now.found)
 
 
 def refusal(doc: dict, trust: Trust) -> str | None:
@@ -85,6 +99,10 @@ def refusal(doc: dict, trust: Trust) -> str | None:
         return (f"no submission time (timestamp.txt {late['timestamp']}) and course.json's missing_timestamp is "
                 "'refuse': restore timestamp.txt (or set missing_timestamp to on_time or late) and rerun grade "
                 "autograde (it re-scores without regrading)")
+    sha256, where = (trust.submissions or {}).get(doc["student"], (None, ""))
+    if sha256 is not None and sha256 != doc["submission_sha256"]:    # signed: put back, not edited
+        return (f"it graded another submission than {where} holds now (an earlier attempt's score "
+                "file put back?): rerun grade autograde, which regrades it")
     if trust.allow_stale:
         return None
     if trust.overrides is not None and (overrides_mod.recorded(doc)
@@ -196,9 +214,9 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
     roster = load_roster(roster_path, exporter.roster_columns(options), fmt) if roster_path else None
     everyone = {d["student"] for docs in loaded for _, d in docs}
     columns, refused, missing = [], [], []
-    for docs, graded_with in zip(loaded, courses):
-        rows, refused_here, missing_here = checked(docs, trust_of(graded_with, key, allow_stale), roster,
-                                                   options.late_by_lms)
+    for folder, docs, graded_with in zip(folders, loaded, courses):
+        trust = trust_of(graded_with, key, allow_stale, folder, [d for _, d in docs])
+        rows, refused_here, missing_here = checked(docs, trust, roster, options.late_by_lms)
         if roster is None:                       # without a roster, whoever another folder has is expected here
             missing_here += [f"{s}: no score file (another assignment has one)"
                              for s in sorted(everyone - {d["student"] for _, d in docs})]
@@ -291,7 +309,7 @@ def read_folder(folder: Path, roster_path: Path, course: CourseFile, late_by_lms
     if course.assignment is not None and graded_with.assignment != course.assignment:
         raise GradeError(f"{folder}: field 'assignment': its score files are {graded_with.assignment!r}'s, "
                          f"not {course.assignment!r}'s")
-    rows, refused, missing = checked(loaded, trust_of(graded_with, key, allow_stale), load_roster(roster_path),
-                                     late_by_lms)
+    trust = trust_of(graded_with, key, allow_stale, folder, [d for _, d in loaded])
+    rows, refused, missing = checked(loaded, trust, load_roster(roster_path), late_by_lms)
     errors = frozenset(d["student"] for _, d in loaded if d["status"] == "grader_error")
     return Folder(graded_with, rows, refused, missing, errors)

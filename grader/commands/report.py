@@ -61,9 +61,10 @@ def reports(folders: Sequence[Path], course_file: CourseFile, roster: Path | Non
     else:
         expected = {doc["student"] for docs in loaded for _, doc in docs}
     out = []
-    for docs, name in zip(loaded, names):
+    for folder, docs, name in zip(folders, loaded, names):
         course = load_course(CourseFile(course_file.path, name))
-        report = _assignment(docs, course, trust_of(course, key, allow_stale), expected)
+        trust = trust_of(course, key, allow_stale, folder, [d for _, d in docs])
+        report = _assignment(docs, course, trust, expected)
         if similarity is not None and name == compared:
             from dataclasses import replace
 

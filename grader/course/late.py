@@ -10,13 +10,16 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.course.fields import _fail, _get, _only_known
+from grader.course.fields import _fail, _get, _number, _only_known
 from grader.errors import GradeError
 
 DAY = 86400.0
 TIMESTAMP_FILE = "timestamp.txt"
 # course.json ``missing_timestamp``: what a submission that should have a time and has none counts as
 MISSING_TIMESTAMP = ("on_time", "late", "refuse")
+# course.json ``late_policy``: what each value may be (least, most, unit); percents of the maximum
+POLICY_RANGES = {"percent_per_day": (0, 100, "percent"), "max_percent": (0, 100, "percent"),
+                 "grace_minutes": (0, 7 * 24 * 60, "minutes")}          # a week of grace, at most
 
 
 @dataclass(frozen=True)
@@ -160,9 +163,8 @@ def from_settings(data: dict, path: Path, at: str = "") -> tuple[datetime | None
     if due is None:
         raise _fail(path, at + "late_policy", "needs a 'due' date-time")
     _only_known(policy_data, {f.name for f in fields(LatePolicy)}, path, at + "late_policy.")
-    values = {key: _get(policy_data, key, float, path, at + "late_policy.") for key in policy_data}
-    if "percent_per_day" not in values:
+    if "percent_per_day" not in policy_data:
         raise _fail(path, at + "late_policy.percent_per_day", "is missing")
-    if values.get("max_percent", 0) > 100:
-        raise _fail(path, at + "late_policy.max_percent", "must be at most 100")
+    values = {key: _number(policy_data, key, path, at + "late_policy.", *POLICY_RANGES[key])
+              for key in policy_data}
     return due, LatePolicy(**values), missing

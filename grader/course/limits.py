@@ -4,11 +4,29 @@ Plain data and stdlib only: reading course.json imports neither the sandbox nor 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
 
+from grader.course.fields import _number, _only_known
 
 MAX_SUBMISSION_FILES = 200
 MAX_SUBMISSION_BYTES = 5 << 20
+
+# What each course.json limit may be: (least, most, unit, whole number). Outside, a limit fails
+# every submission alike, the reference too (memory_mb 1024.5 broke the worker's rlimits: every
+# submission a grader error; 0 left numpy no room: the reference lost points), or bounds nothing
+# (a value setrlimit refuses is no limit at all). Checked where course.json is read.
+RANGES = {
+    "call_timeout": (0.1, 3600.0, "CPU seconds", False),
+    "problem_budget": (0.1, 86400.0, "CPU seconds", False),
+    "submission_budget": (0.1, 86400.0, "CPU seconds", False),
+    "import_timeout": (0.1, 3600.0, "CPU seconds", False),
+    "import_budget": (0.1, 86400.0, "CPU seconds", False),
+    "memory_mb": (256, 1 << 20, "MiB", True),        # numpy and the suites' arrays need room
+    "output_kb": (1, 16 << 10, "KiB", True),         # the worker's log is capped at 16 MiB
+}
+# a limit without a range of its own (one added later): seconds, say; never 0, NaN or inf
+OTHER_RANGE = (0.1, 86400.0, "", False)
 
 
 @dataclass(frozen=True)
@@ -49,3 +67,13 @@ class Limits:
         return {"memory_bytes": self.memory_mb << 20, "file_bytes": 16 << 20, "open_files": 64,
                 "cpu_seconds": int(self.submission_budget + self.import_budget) + 10, "processes": 64,
                 "imports": list(self.imports)}
+
+
+def checked(data: dict, path: Path, at: str) -> dict:
+    """course.json's ``limits`` (``at``: their field prefix), each in its range (:data:`RANGES`).
+
+    :raises GradeError: one line naming the file and the field (unknown, wrong type, out of range).
+    """
+    _only_known(data, {f.name for f in fields(Limits)} - {"imports"}, path, at + "limits.")
+    return {key: _number(data, key, path, at + "limits.", *RANGES.get(key, OTHER_RANGE))
+            for key in data}

@@ -23,17 +23,16 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 
-from grader.course.fields import _fail, _get, _only_known
+from grader.course.fields import _fail, _get, _identifier, _name, _only_known
 from grader.course.late import LatePolicy, from_settings
-from grader.course.limits import Limits
+from grader.course.limits import Limits, checked as _limits
 from grader.errors import GradeError
 
-NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_POINTS = 1e6
 
 
 @dataclass(frozen=True)
@@ -192,11 +191,12 @@ def _one_of(data: dict, path: Path, name: str | None) -> tuple[dict, str]:
     """The assignment ``name`` of a course, with the course-wide settings under its own, and its field prefix."""
     _only_known(data, COURSE, path)
     entries = _get(data, "assignments", list, path, "")
+    _get(data, "course", str, path, "", "")
     names = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise _fail(path, f"assignments[{i}]", "must be an object")
-        names.append(_get(entry, "assignment", str, path, f"assignments[{i}]."))
+        names.append(_name(entry, path, f"assignments[{i}]."))
     if not names:
         raise _fail(path, "assignments", "must list at least one assignment")
     if len(set(names)) != len(names):
@@ -209,6 +209,7 @@ def _one_of(data: dict, path: Path, name: str | None) -> tuple[dict, str]:
                          + f"; its assignments: {', '.join(names)}")
     i = names.index(name) if name is not None else 0
     entry = dict(entries[i])
+    _limits(_get(data, "limits", dict, path, "", {}), path, "")   # named where written, not merged
     for key in ("limits", "lms"):
         shared = _get(data, key, dict, path, "", {})
         entry[key] = {**shared, **_get(entry, key, dict, path, f"assignments[{i}].", {})}
@@ -223,13 +224,10 @@ def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
     """The Course of one assignment's settings ``data`` (``at``: their field prefix in course.json)."""
     root = path.resolve().parent
     _only_known(data, TOP_LEVEL, path, at)
-    limits_data = _get(data, "limits", dict, path, at, {})
-    _only_known(limits_data, {f.name for f in fields(Limits)} - {"imports"}, path, at + "limits.")
-    for key in limits_data:
-        _get(limits_data, key, float, path, at + "limits.")
+    limits_data = _limits(_get(data, "limits", dict, path, at, {}), path, at)
     imports = _get(data, "imports", list, path, at, list(Limits.imports))
     for i, name in enumerate(imports):
-        if not isinstance(name, str) or not NAME.match(name):
+        if not _identifier(name):
             raise _fail(path, f"{at}imports[{i}]", f"{name!r} is not the name of a top-level package")
     limits = Limits(**limits_data, imports=tuple(imports))
     problems = []
@@ -242,13 +240,16 @@ def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
         module = _get(entry, "module", str, path, where)
         functions = _get(entry, "functions", list, path, where)
         for field, value in [("name", name), ("module", module)] + [("functions", f) for f in functions]:
-            if not isinstance(value, str) or not NAME.match(value):
+            if not _identifier(value):
                 raise _fail(path, where + field, f"{value!r} is not a Python identifier")
         if not functions:
             raise _fail(path, where + "functions", "must list at least one function")
+        points = _get(entry, "points", float, path, where)
+        if not 0 < points <= MAX_POINTS:                 # 0: a problem nobody can score
+            raise _fail(path, where + "points",
+                        f"must be a number above 0 and at most {MAX_POINTS:g}, got {points:g}")
         problems.append(Problem(
-            name=name, module=module, functions=tuple(functions),
-            points=_get(entry, "points", float, path, where),
+            name=name, module=module, functions=tuple(functions), points=points,
             public=_suite(root, _get(entry, "public", str, path, where), path, where + "public"),
             hidden=_suite(root, _get(entry, "hidden", str, path, where, None), path, where + "hidden")))
     if not problems:
@@ -260,24 +261,26 @@ def _assignment(data: dict, raw: bytes, path: Path, at: str) -> Course:
     if len(set(all_functions)) != len(all_functions):
         raise _fail(path, at + "problems", "a function name appears in two problems")
     solutions = _get(data, "solutions", str, path, at, None)
+    if solutions and not (root / solutions).is_dir():      # else every submission a grader error
+        raise _fail(path, at + "solutions", f"folder {solutions} does not exist")
     feedback_data = _get(data, "feedback", dict, path, at, {})
     _only_known(feedback_data, {f.name for f in fields(Feedback)}, path, at + "feedback.")
     feedback = Feedback(**{key: root / _get(feedback_data, key, str, path, at + "feedback.")
                            for key in feedback_data})
-    for key in ("mistakes", "trace"):                    # by hand (the data: by grade release)
-        if key in feedback_data and not getattr(feedback, key).is_file():
-            raise _fail(path, f"{at}feedback.{key}", f"file {feedback_data[key]} does not exist")
     for key in ("mistakes_data", "trace_data"):          # beside the solutions: stale unseen
         if solutions and key in feedback_data:
             raise _fail(path, f"{at}feedback.{key}", "computed data belongs in a student's release "
                         "(grade release writes it there); with the solutions it is computed live: "
                         "remove the field")
+    for key in feedback_data:                            # by hand, or by grade release (the data)
+        if not getattr(feedback, key).is_file():
+            raise _fail(path, f"{at}feedback.{key}", f"file {feedback_data[key]} does not exist")
     due, late_policy, missing_timestamp = from_settings(data, path, at)
     overrides = _get(data, "overrides", str, path, at, None)
     if overrides and not (root / overrides).is_file():          # a typo would silently drop every override
         raise _fail(path, at + "overrides", f"file {overrides} does not exist (a header line is enough)")
     course = Course(
-        path=path.resolve(), assignment=_get(data, "assignment", str, path, at),
+        path=path.resolve(), assignment=_name(data, path, at),
         title=_get(data, "title", str, path, at, ""), problems=tuple(problems), limits=limits,
         exercises=root / _get(data, "exercises", str, path, at, "exercises"),
         solutions=(root / solutions) if solutions else None,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course.manifest import Course
-from grader.errors import GradeError
-from grader.intake import collect
+from grader.errors import GradeError, StudentError
+from grader.intake import collect, pysource
 
 NOISE = 25          # copydetect's defaults: matches shorter than 25 tokens' characters are noise
 SHOWN = 0.33        # copydetect's display threshold: pairs less alike than this are not listed
@@ -47,7 +47,11 @@ def _code(course: Course, folder: Path) -> str:
     parts = []
     for path in modules + others:
         if path.is_file() and not path.is_symlink():
-            parts.append(path.read_text(encoding="utf-8", errors="replace"))
+            data = path.read_bytes()
+            try:                     # as Python reads it: a Latin-1 copy of a UTF-8 one is a copy
+                parts.append(pysource.decode(path.name, data))
+            except StudentError:
+                parts.append(data.decode("utf-8", errors="replace"))
     return "\n".join(parts)
 
 

@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import secrets
+import sys
 from pathlib import Path
 
 from grader.errors import GradeError
@@ -48,7 +49,27 @@ def load_key(course_path: Path, *, create: bool = False) -> bytes:
     if len(key) != KEY_BYTES:
         raise GradeError(f"{path}: not a grader key ({len(key)} bytes, expected {KEY_BYTES}); remove it to make "
                          "a new one (every score file is then regraded)")
+    _warn_if_shared(path)
     return key
+
+
+_warned: set[Path] = set()
+
+
+def _warn_if_shared(path: Path) -> None:
+    """One line on stderr (once a process) when other users may read or write the key: whoever
+    reads it can sign any score file, a 100 included. Said, not refused: the instructor decides (a
+    course folder shared with co-teachers through a group is a choice)."""
+    if os.name != "posix" or path in _warned:
+        return
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        return
+    if mode & 0o077:
+        _warned.add(path)
+        print(f"warning: {path}: other users can read or write the grader's key (mode {mode:04o}): "
+              f"whoever reads it can sign score files; chmod 600 {path}", file=sys.stderr)
 
 
 def _create(path: Path) -> bytes:

@@ -18,6 +18,7 @@ from grader.course import late
 from grader.course.manifest import Course
 from grader.errors import GradeError, StudentError
 from grader.intake import files as intake
+from grader.intake import pysource
 from grader.intake.extract import modules_from_cells
 from grader.intake.safezip import extract as unzip
 from grader.intake.stubs import untouched
@@ -37,6 +38,8 @@ class Submission:
         (course.json's ``missing_timestamp`` decides what it counts as); empty otherwise.
     :param error: set when nothing could be graded (an unreadable zip); the score file's ``error``.
     :param blank: no exercise function is more than the released stub's placeholder (see :func:`is_blank`).
+    :param handed_in: where it was handed in (absolute), and whether as an nbgrader folder: recorded
+        beside the score files, for export to collect it again (:mod:`grader.commands.provenance`).
     """
 
     student: str
@@ -46,6 +49,7 @@ class Submission:
     error: str = ""
     blank: bool = False
     timestamp: str = ""
+    handed_in: tuple[str, bool] | None = None
 
     @property
     def when(self) -> "datetime | str | None":
@@ -68,11 +72,15 @@ def _notebook_cells(path: Path) -> list[tuple[str, str]]:
         cells = [(i, c) for i, c in enumerate(notebook.cells, 1) if c.get("cell_type") == "code"]
         return [(f"{path.name} cell {i}", c["source"]) for i, c in cells if isinstance(c.get("source"), str)]
     except Exception as err:                             # nbformat raises many kinds on a broken file
-        raise ValueError(f"{type(err).__name__}: {str(err)[:200]}") from None
+        said = " ".join(f"{type(err).__name__}: {err}".split())[:200]      # one line
+        raise StudentError("unreadable", f"{path.name}: not a notebook nbformat reads ({said})" + (
+            "; save it as UTF-8" if isinstance(err, UnicodeDecodeError) else "")) from None
 
 
-def _convert(course: Course, sources: list[Path], target: Path, notes: list[str]) -> Path:
-    """Write the course's modules, built from ``sources`` (notebooks and .py files), into ``target``."""
+def _convert(course: Course, sources: list[Path], target: Path, notes: list[str],
+             unreadable: list[str]) -> Path:
+    """Write the course's modules, built from ``sources`` (notebooks and .py files), into
+    ``target``; a line in ``unreadable`` for each source Python or nbformat cannot read."""
     cells: list[tuple[str, str]] = []
     if sum(path.stat().st_size for path in sources) > MAX_SOURCE_BYTES:
         raise StudentError("too_large", f"more than {MAX_SOURCE_BYTES >> 20} MiB of notebooks and .py files")
@@ -81,13 +89,16 @@ def _convert(course: Course, sources: list[Path], target: Path, notes: list[str]
             if path.suffix == ".ipynb":
                 cells += _notebook_cells(path)
             else:
-                cells.append((path.name, path.read_text(encoding="utf-8-sig")))
-        except (OSError, UnicodeDecodeError, ValueError) as err:
-            notes.append(f"{path.name} could not be read: {err}")
+                cells.append((path.name, pysource.read(path)))        # its coding line honoured
+        except StudentError as err:
+            unreadable.append(err.message)
+        except (OSError, ValueError) as err:
+            unreadable.append(f"{path.name} could not be read: {err}")
     extracted = modules_from_cells(cells, course.functions)
     notes += extracted.notes
     target.mkdir(parents=True)
     for module, source in extracted.modules.items():
+        # UTF-8, what the import reads: the header is line 1, so no student's coding line counts
         (target / f"{module}.py").write_text(source, encoding="utf-8")
     return target
 
@@ -102,9 +113,10 @@ def _descend(folder: Path) -> Path:
 
 
 def _from_folder(course: Course, student: str, folder: Path, work: Path, notes: list[str],
-                 notebook: str | None = None) -> Path:
+                 unreadable: list[str], notebook: str | None = None) -> Path:
     """The folder of modules for a student folder: itself when it holds a module, else a converted copy.
 
+    :param unreadable: gets a line per file converted that could not be read (see :func:`_convert`).
     :param notebook: the notebook's expected file name (nbgrader), which then wins over any .py file.
     """
     folder = _descend(folder)
@@ -125,13 +137,13 @@ def _from_folder(course: Course, student: str, folder: Path, work: Path, notes: 
             if notebook is not None:
                 notes.append(f"no {notebook} (renamed?): graded {', '.join(p.name for p in used)} instead")
         notes.append(f"graded the code cells of {', '.join(p.name for p in used)}")
-        return _convert(course, used, work / "converted" / student, notes)
+        return _convert(course, used, work / "converted" / student, notes, unreadable)
     scripts = [p for p in files if p.suffix == ".py"]
     if not scripts:
         notes.append("nothing to grade: no course module, notebook or .py file")
     else:
         notes.append(f"graded the functions in {', '.join(p.name for p in scripts)}")
-    return _convert(course, scripts, work / "converted" / student, notes)
+    return _convert(course, scripts, work / "converted" / student, notes, unreadable)
 
 
 def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> Path:
@@ -193,21 +205,24 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     :param notebook: the notebook's expected name (nbgrader): it wins over other files in a folder.
     """
     notes: list[str] = []
+    unreadable: list[str] = []          # files Python or nbformat cannot read: the student's error
     submitted_at, flag, error = None, "", ""
     try:
         if path.is_dir() and notebook is not None:      # nbgrader wrote it; in a student's own files it is
             if course.due is not None:                   # whatever the student wrote, so it is not read there
                 submitted_at, flag = _timestamp(path, notes)
-            folder = _from_folder(course, student, path, work, notes, notebook)
+            folder = _from_folder(course, student, path, work, notes, unreadable, notebook)
         elif path.is_dir():
             folder = _from_folder(course, student, _take_folder(course, path, work / "taken" / student, notes),
-                                  work, notes)
+                                  work, notes, unreadable)
         elif path.suffix == ".zip":
             folder = _from_folder(course, student, _take_zip(course, path, work / "unzipped" / student, notes),
-                                  work, notes, notebook)
+                                  work, notes, unreadable, notebook)
         else:
             notes.append(f"graded the {'code cells' if path.suffix == '.ipynb' else 'functions'} of {path.name}")
-            folder = _convert(course, [path], work / "converted" / student, notes)
+            folder = _convert(course, [path], work / "converted" / student, notes, unreadable)
+        if unreadable:              # what can be read is graded; this is the error (never "blank")
+            error, notes = unreadable[0], notes + unreadable[1:]
     except StudentError as err:
         error = err.message
         folder = work / "empty" / student
@@ -219,7 +234,8 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
     blank = not error and is_blank(course, folder)
     if blank:
         notes.append("blank: every exercise function is missing or still the released stub")
-    return Submission(student, folder, tuple(notes), submitted_at, error, blank, flag)
+    return Submission(student, folder, tuple(notes), submitted_at, error, blank, flag,
+                      (str(path.resolve()), notebook is not None))
 
 
 SUFFIXES = (".zip", ".ipynb", ".py")
