@@ -22,6 +22,8 @@ RANGES = {
     "submission_budget": (0.1, 86400.0, "CPU seconds", False),
     "import_timeout": (0.1, 3600.0, "CPU seconds", False),
     "import_budget": (0.1, 86400.0, "CPU seconds", False),
+    "problem_wall": (1.0, 86400.0, "wall-clock seconds", False),
+    "submission_wall": (1.0, 604800.0, "wall-clock seconds", False),
     "memory_mb": (256, 1 << 20, "MiB", True),        # numpy and the suites' arrays need room
     "output_kb": (1, 16 << 10, "KiB", True),         # the worker's log is capped at 16 MiB
 }
