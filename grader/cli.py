@@ -136,6 +136,49 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
 
 
 @main.command()
+@click.argument("lms", type=click.Choice(["canvas", "moodle", "blackboard", "gradescope",
+                                          "github"]))
+@click.argument("download", type=click.Path(exists=True, path_type=Path))
+@click.option("--roster", required=True,
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="roster.csv: student, and the ids the download names people by (lms_id for "
+                   "Canvas, login for Blackboard, email or sis_id for Gradescope, github or login "
+                   "for GitHub; else the name).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The submissions folder to write (new or empty): one entry per student.")
+@click.option("--timezone", "timezone_name", metavar="ZONE", default=None,
+              help="Blackboard: the IANA time zone its attempt names are in (e.g. "
+                   "Europe/Lisbon); without it no submission time is kept.")
+@click.option("--commit-time", is_flag=True,
+              help="GitHub: keep the graded commit's time (HEAD's committer date, the "
+                   "student's clock) for the late policy.")
+def collect(lms: str, download: Path, roster: Path, out: Path, timezone_name: str | None,
+            commit_time: bool) -> None:
+    """Turn an LMS's download of submissions into one entry per roster student.
+
+    \b
+    DOWNLOAD is the download as the LMS gives it (a .zip) or unpacked (a folder):
+      canvas      "Download Submissions": lovelaceada_101_5551234_hand-in.zip
+      moodle      "Download all submissions": Full Name_12345_assignsubmission_file/
+      blackboard  "Assignment File Download":
+                  Assignment_username_attempt_2026-05-01-23-59-00_file.py (+ .txt)
+      gradescope  "Export Submissions": submission_metadata.yml, submission_<id>/
+      github      a GitHub Classroom clone folder: <assignment>-<username>/ clones
+    Each student's files go to OUT/<student>/ (or OUT/<student>.zip, .py, .ipynb for one
+    such file), named by the roster. The LMS's submission time, where the download has
+    one, goes to OUT/.grade-collected.json, which grade autograde's late policy reads.
+    Whatever could not be placed is listed, one line each.
+    Exit status: 0 all placed; 1 something not placed (the rest is written); 2 bad input.
+    Examples:
+      grade collect canvas submissions.zip --roster roster.csv --out submissions/
+      grade collect blackboard bb.zip --roster roster.csv --out subs/ --timezone Europe/Lisbon
+    """
+    from grader.commands import collect as command
+    sys.exit(command.main(source=lms, download=download, roster=roster, out=out,
+                          timezone_name=timezone_name, commit_time=commit_time))
+
+
+@main.command()
 @course_option
 def validate(course_path: Path) -> None:
     """Check the course: the reference scores full marks and the stubs zero, on every suite."""
