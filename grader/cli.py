@@ -178,6 +178,35 @@ def collect(lms: str, download: Path, roster: Path, out: Path, timezone_name: st
                           timezone_name=timezone_name, commit_time=commit_time))
 
 
+@main.command("release-feedback")
+@click.argument("scores_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--to", "to_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write DIR/<student>/: their page and their feedback text.")
+@click.option("--nbgrader", "nbgrader_dir", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Write nbgrader's layout: COURSE_DIR/feedback/<student>/<assignment>/.")
+@click.option("--allow-stale", is_flag=True, help="Deliver score files graded with another version "
+              "of the course or grader (every other check still holds).")
+@course_option(help="The course the score files were graded with: its key checks them.")
+def release_feedback(scores_dir: Path, to_dir: Path | None, nbgrader_dir: Path | None,
+                     allow_stale: bool, course_path: Path) -> None:
+    """Hand each student their feedback: a folder each, or nbgrader's feedback/ layout.
+
+    \b
+    SCORES_DIR is one assignment's score folder (grade autograde's --out). Each trusted
+    score file gives DIR/<student>/<assignment>.html (the page, when autograde ran with
+    --html) and DIR/<student>/<assignment>-feedback.txt (what every LMS comment says:
+    points, known mistakes, failed public tests, adjustments, lateness). A grader error
+    or a refused file is listed and not delivered (exit status 1).
+    Examples:
+      grade release-feedback scores/the-block/ --to feedback/
+      grade release-feedback scores-nbgrader/ --nbgrader nbgrader_course/ -a the-block
+    """
+    from grader.commands import release_feedback as command
+    sys.exit(command.main(scores_dir=scores_dir, course_path=course_path, to_dir=to_dir,
+                          nbgrader_dir=nbgrader_dir, allow_stale=allow_stale))
+
+
 @main.command()
 @course_option
 def validate(course_path: Path) -> None:
