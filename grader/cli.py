@@ -207,6 +207,41 @@ def release_feedback(scores_dir: Path, to_dir: Path | None, nbgrader_dir: Path |
                           nbgrader_dir=nbgrader_dir, allow_stale=allow_stale))
 
 
+@main.group()
+def override() -> None:
+    """The TA's changes of a grade: rows of the assignment's overrides CSV (course.json)."""
+
+
+@override.command("add")
+@click.argument("student")
+@click.option("--kind", type=click.Choice(["adjust", "bonus", "extension"]), default="adjust",
+              show_default=True, help="adjust: points within 0 and the problem's; bonus: may "
+                                      "exceed them; extension: the student's own due date.")
+@click.option("--problem", default=None, help="The problem (adjust, bonus).")
+@click.option("--points", default=None, metavar="+N|-N", help="Points added, or removed with - "
+              "(adjust, bonus).")
+@click.option("--due", default=None, metavar="ISO",
+              help="extension: the student's due date, ISO 8601 with a time zone.")
+@click.option("--reason", required=True, help="Why the grade changes (the student is told).")
+@click.option("--by", "by", required=True, help="Who made the change (stays with the instructors).")
+@course_option
+def override_add(student: str, kind: str, problem: str | None, points: str | None,
+                 due: str | None, reason: str, by: str, course_path: Path) -> None:
+    """Append a change of STUDENT's grade, checked as the overrides file's rows are.
+
+    \b
+    The next grade autograde applies it to the kept score file (re-scored, not regraded).
+    Examples:
+      grade override add edsger_post_ln -a the-block --problem block --points +5 \\
+          --reason "pre-LN wiring right in a later cell" --by ta.dijkstra
+      grade override add grace_partial -a the-block --kind extension \\
+          --due 2026-05-04T23:59:00+01:00 --reason "medical certificate" --by prof.hopper
+    """
+    from grader.commands import override as command
+    sys.exit(command.add(course_path=course_path, student=student, kind=kind, problem=problem,
+                         points=points, due=due, reason=reason, by=by))
+
+
 @main.command()
 @course_option
 def validate(course_path: Path) -> None:
