@@ -38,7 +38,8 @@ $(NB_STAMP): $(STAMP)
 
 demo: $(STAMP)
 	for a in $(ASSIGNMENTS); do [ ! -d examples/$$a ] || $(BIN)/grade autograde -a $$a examples/$$a --out scores/$$a --html || exit $$?; done
-	$(BIN)/grade report $(foreach a,$(ASSIGNMENTS),$(if $(wildcard examples/$(a)),scores/$(a))) --html scores/class.html
+	$(BIN)/grade report $(foreach a,$(ASSIGNMENTS),$(if $(wildcard examples/$(a)),scores/$(a))) \
+	  --roster examples/roster.csv --html scores/class.html
 
 test: $(NB_STAMP) chromium
 	$(BIN)/python -m pytest

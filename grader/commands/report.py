@@ -32,12 +32,15 @@ def _assignment(docs: list[tuple[Path, dict]], course: Course, trust: Trust,
 
 
 def reports(folders: Sequence[Path], course_file: CourseFile, roster: Path | None = None,
-            allow_stale: bool = False, similarity: Path | None = None) -> list[classreport.Assignment]:
+            allow_stale: bool = False, similarity: Path | None = None,
+            page_dir: Path | None = None) -> list[classreport.Assignment]:
     """One report per score folder, in the order given.
 
     :param roster: who should have a score file (else: whoever has one in some folder).
     :param similarity: the submissions folder of one assignment (the only one given, or ``course_file``'s
         ``--assignment``), whose code is compared (:mod:`grader.feedback.similarity`).
+    :param page_dir: where the report's page is written: each student with a feedback page beside
+        their score file (``grade autograde --html``) gets a link to it, relative to there.
     :raises GradeError: a bad score file, roster or course; two folders of one assignment; ``--similarity``
         without saying which assignment it is.
     """
@@ -65,20 +68,38 @@ def reports(folders: Sequence[Path], course_file: CourseFile, roster: Path | Non
         course = load_course(CourseFile(course_file.path, name))
         trust = trust_of(course, key, allow_stale, folder, [d for _, d in docs])
         report = _assignment(docs, course, trust, expected)
+        from dataclasses import replace
+
         if similarity is not None and name == compared:
-            from dataclasses import replace
+            from grader.feedback.similarity import compare
 
-            from grader.feedback.similarity import pairs
-
-            report = replace(report, similar=tuple(pairs(course, similarity)))
+            report = replace(report, similar=compare(course, similarity))
+        if page_dir is not None:
+            report = replace(report, pages=_pages(folder, report, page_dir))
         out.append(report)
     return out
+
+
+def _pages(folder: Path, report: classreport.Assignment, page_dir: Path) -> dict[str, str]:
+    """Each counted student's feedback page (``<student>.html`` beside the score file), as a link
+    relative to ``page_dir``: percent-encoded, since a student id may hold any character."""
+    import os
+    from urllib.parse import quote
+
+    found = {}
+    for student in report.students:
+        page = folder / f"{student.student}.html"
+        if page.is_file():
+            found[student.student] = quote(Path(os.path.relpath(page.resolve(), page_dir.resolve()))
+                                           .as_posix())
+    return found
 
 
 def main(*, scores_dirs: Sequence[Path], course_path: CourseFile, html_path: Path | None, roster: Path | None,
          allow_stale: bool, similarity: Path | None) -> ExitStatus:
     """Print the class report of ``scores_dirs`` and, with ``html_path``, write its page there."""
-    found = reports(scores_dirs, course_path, roster, allow_stale, similarity)
+    found = reports(scores_dirs, course_path, roster, allow_stale, similarity,
+                    html_path.parent if html_path is not None else None)
     if html_path is not None:                           # drawn first: a missing extra fails before any output
         from grader.feedback import classpage
         from grader.report import write_atomic

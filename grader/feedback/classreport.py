@@ -7,7 +7,8 @@ out. Every share is of the students counted (``Assignment.counted``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from grader.feedback.mismatch import split_diagnosis
@@ -88,6 +89,7 @@ class Student:
     mistakes: tuple[str, ...]
     blank: bool = False
     late: bool = False
+    zeros: tuple[tuple[str, str], ...] = ()     # (problem, why it scored 0): :func:`zero_reason`
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ class Assignment:
     missing: tuple[str, ...]                    # in the roster (or another assignment's folder), no score file here
     late: tuple[Late, ...]
     adjusted: tuple[Adjusted, ...] = ()
-    similar: tuple | None = None                # grader.feedback.similarity.Pair, most alike first (if asked)
+    similar: object | None = None               # grader.feedback.similarity.Similarity (if asked)
+    pages: Mapping[str, str] = field(default_factory=dict)   # student -> a link to their page
 
     @property
     def counted(self) -> int:
@@ -178,8 +181,39 @@ def _problem_score(doc: dict, name: str) -> float:
 
 def _student(doc: dict) -> Student:
     mistakes = sorted({t["diagnosis"] for t in doc["tests"] if t.get("diagnosis") and t["status"] != "passed"})
+    zeros = tuple((p["name"], zero_reason(doc, p["name"])) for p in doc["problems"]
+                  if p["score"] == 0 and p["max_score"] > 0)
     return Student(doc["student"], doc["score"], {p["name"]: p["score"] for p in doc["problems"]}, tuple(mistakes),
-                   bool(doc.get("blank")), bool((doc.get("late") or {}).get("days_late")))
+                   bool(doc.get("blank")), bool((doc.get("late") or {}).get("days_late")), zeros)
+
+
+# What a zero's first failed test says, and the kind of zero it is (checked in order).
+ZERO_KINDS = (("import error", re.compile(r"^importing \S+ failed|could not be imported|"
+                                          r"ModuleNotFoundError|SyntaxError|IndentationError")),
+              ("not implemented", re.compile(r"not implemented|NotImplementedError")),
+              ("missing function", re.compile(r"no code defines|has no (?:function|attribute)|"
+                                              r"is not defined|not found in|missing")),
+              ("timed out", re.compile(r"timed out|budget|wall-clock")),
+              ("crashed", re.compile(r"crashed|killed|memory")))
+
+
+def zero_reason(doc: dict, problem: str) -> str:
+    """Why ``problem`` scored 0 for this student, in a few words and the grader's first line: a
+    blank submission, an error that stopped grading, else the kind of its first failed test's
+    message (an import error, the stub not implemented, a missing function, a time-out, a crash)
+    and that message's first line; else "every test failed"."""
+    if doc.get("blank"):
+        return "blank: every exercise function missing or the released stub"
+    if doc.get("error"):
+        return f"not graded: {doc['error'][:160]}"
+    failed = [t for t in doc["tests"] if t["problem"] == problem and t["status"] != "passed"]
+    first = next((t["output"].strip().splitlines()[0] for t in failed if t["output"].strip()), "")
+    for kind, pattern in ZERO_KINDS:
+        if first and pattern.search(first):
+            return f"{kind}: {first[:160]}"
+    if any(t["status"] == "error" for t in failed) and first:
+        return f"error: {first[:160]}"
+    return "every test failed" + (f": {first[:160]}" if first else "")
 
 
 def _rates(graded: Sequence[dict]) -> tuple[TestRate, ...]:

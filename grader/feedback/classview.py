@@ -96,9 +96,20 @@ def show(report: Assignment, console) -> None:
             line(f"{report.name}: {title}: {len(rows)}")
             for row in rows:
                 line(f"  {row}")
+    zeros: dict[tuple[str, str], list[str]] = {}
+    for s in report.students:
+        for problem, why in s.zeros:
+            zeros.setdefault((problem, why.split(":")[0]), []).append(s.student)
+    if zeros:
+        line(f"{report.name}: zeros, by problem and why (each student's reason is on the page):")
+        for (problem, kind), who in sorted(zeros.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            line(f"  {problem}: {kind}: {len(who)} ({_names(who)})")
     if report.similar is not None:
-        line(f"{report.name}: similar code (instructors only; most alike first): {len(report.similar)} pairs")
-        for pair in report.similar:
+        sim = report.similar
+        line(f"{report.name}: similar code (instructors only): top {len(sim.pairs)} of {sim.total} "
+             f"pairs at least {_pct(sim.threshold)} alike, of {sim.compared} compared; the class's "
+             f"baseline (median of all pairs): {_pct(sim.baseline)}")
+        for pair in sim.pairs:
             line(f"  {pair.a} ~ {pair.b}: {_pct(pair.similarity)} "
                  f"({_pct(pair.share_a)} of {pair.a}'s code, {_pct(pair.share_b)} of {pair.b}'s)")
     line()

@@ -20,7 +20,7 @@ from grader.intake import collect, pysource
 
 NOISE = 25          # copydetect's defaults: matches shorter than 25 tokens' characters are noise
 SHOWN = 0.33        # copydetect's display threshold: pairs less alike than this are not listed
-MAX_PAIRS = 50
+MAX_PAIRS = 50      # listed at most (the most alike); the report says how many there were
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,34 @@ def _code(course: Course, folder: Path) -> str:
     return "\n".join(parts)
 
 
+@dataclass(frozen=True)
+class Similarity:
+    """What the report says of the class's code: the ``pairs`` listed (the most alike, at most
+    ``limit``), how many pairs were at least ``threshold`` alike (``total``) of the ``compared``,
+    and the class's ``baseline``: the median likeness of all pairs compared (the course's own
+    boilerplate beyond the stubs, and how alike right answers are, make it above 0)."""
+
+    pairs: tuple[Pair, ...]
+    total: int
+    compared: int
+    threshold: float
+    baseline: float
+    limit: int
+
+
 def pairs(course: Course, submissions: Path, *, shown: float = SHOWN, limit: int = MAX_PAIRS) -> list[Pair]:
     """The pairs of ``submissions`` (a folder of them, as ``grade autograde`` takes it) at least ``shown`` alike,
     most alike first, at most ``limit``.
+
+    :raises GradeError: copydetect is not installed, or the folder holds no submissions.
+    """
+    return list(compare(course, submissions, shown=shown, limit=limit).pairs)
+
+
+def compare(course: Course, submissions: Path, *, shown: float = SHOWN,
+            limit: int = MAX_PAIRS) -> Similarity:
+    """Every pair of ``submissions`` compared: the most alike listed, with the count and the
+    class's baseline (see :class:`Similarity`).
 
     :raises GradeError: copydetect is not installed, or the folder holds no submissions.
     """
@@ -81,12 +106,14 @@ def pairs(course: Course, submissions: Path, *, shown: float = SHOWN, limit: int
     stubs = np.unique(np.array(sorted(fingerprint(_code(course, course.exercises)).hashes), dtype=np.int64))
     prints = {student: fingerprint(text, stubs) for student, text in sorted(codes.items()) if text.strip()}
     students = list(prints)
-    found = []
+    found, likeness = [], []
     for i, a in enumerate(students):
         for b in students[i + 1:]:
             _, (share_a, share_b), _ = compare_files(prints[a], prints[b])
             pair = Pair(a, b, float(share_a), float(share_b))
+            likeness.append(pair.similarity)
             if pair.similarity >= shown:
                 found.append(pair)
     found.sort(key=lambda p: (-p.similarity, p.a, p.b))
-    return found[:limit]
+    baseline = float(np.median(likeness)) if likeness else 0.0
+    return Similarity(tuple(found[:limit]), len(found), len(likeness), shown, baseline, limit)
