@@ -136,6 +136,113 @@ def autograde(submissions: Path | None, out_dir: Path, jobs: int, quiet: bool, n
 
 
 @main.command()
+@click.argument("lms", type=click.Choice(["canvas", "moodle", "blackboard", "gradescope",
+                                          "github"]))
+@click.argument("download", type=click.Path(exists=True, path_type=Path))
+@click.option("--roster", required=True,
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="roster.csv: student, and the ids the download names people by (lms_id for "
+                   "Canvas, login for Blackboard, email or sis_id for Gradescope, github or login "
+                   "for GitHub; else the name).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The submissions folder to write (new or empty): one entry per student.")
+@click.option("--timezone", "timezone_name", metavar="ZONE", default=None,
+              help="Blackboard: the IANA time zone its attempt names are in (e.g. "
+                   "Europe/Lisbon); without it no submission time is kept.")
+@click.option("--commit-time", is_flag=True,
+              help="GitHub: keep the graded commit's time (HEAD's committer date, the "
+                   "student's clock) for the late policy.")
+def collect(lms: str, download: Path, roster: Path, out: Path, timezone_name: str | None,
+            commit_time: bool) -> None:
+    """Turn an LMS's download of submissions into one entry per roster student.
+
+    \b
+    DOWNLOAD is the download as the LMS gives it (a .zip) or unpacked (a folder):
+      canvas      "Download Submissions": lovelaceada_101_5551234_hand-in.zip
+      moodle      "Download all submissions": Full Name_12345_assignsubmission_file/
+      blackboard  "Assignment File Download":
+                  Assignment_username_attempt_2026-05-01-23-59-00_file.py (+ .txt)
+      gradescope  "Export Submissions": submission_metadata.yml, submission_<id>/
+      github      a GitHub Classroom clone folder: <assignment>-<username>/ clones
+    Each student's files go to OUT/<student>/ (or OUT/<student>.zip, .py, .ipynb for one
+    such file), named by the roster. The LMS's submission time, where the download has
+    one, goes to OUT/.grade-collected.json, which grade autograde's late policy reads.
+    Whatever could not be placed is listed, one line each.
+    Exit status: 0 all placed; 1 something not placed (the rest is written); 2 bad input.
+    Examples:
+      grade collect canvas submissions.zip --roster roster.csv --out submissions/
+      grade collect blackboard bb.zip --roster roster.csv --out subs/ --timezone Europe/Lisbon
+    """
+    from grader.commands import collect as command
+    sys.exit(command.main(source=lms, download=download, roster=roster, out=out,
+                          timezone_name=timezone_name, commit_time=commit_time))
+
+
+@main.command("release-feedback")
+@click.argument("scores_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--to", "to_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write DIR/<student>/: their page and their feedback text.")
+@click.option("--nbgrader", "nbgrader_dir", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Write nbgrader's layout: COURSE_DIR/feedback/<student>/<assignment>/.")
+@click.option("--allow-stale", is_flag=True, help="Deliver score files graded with another version "
+              "of the course or grader (every other check still holds).")
+@course_option(help="The course the score files were graded with: its key checks them.")
+def release_feedback(scores_dir: Path, to_dir: Path | None, nbgrader_dir: Path | None,
+                     allow_stale: bool, course_path: Path) -> None:
+    """Hand each student their feedback: a folder each, or nbgrader's feedback/ layout.
+
+    \b
+    SCORES_DIR is one assignment's score folder (grade autograde's --out). Each trusted
+    score file gives DIR/<student>/<assignment>.html (the page, when autograde ran with
+    --html) and DIR/<student>/<assignment>-feedback.txt (what every LMS comment says:
+    points, known mistakes, failed public tests, adjustments, lateness). A grader error
+    or a refused file is listed and not delivered (exit status 1).
+    Examples:
+      grade release-feedback scores/the-block/ --to feedback/
+      grade release-feedback scores-nbgrader/ --nbgrader nbgrader_course/ -a the-block
+    """
+    from grader.commands import release_feedback as command
+    sys.exit(command.main(scores_dir=scores_dir, course_path=course_path, to_dir=to_dir,
+                          nbgrader_dir=nbgrader_dir, allow_stale=allow_stale))
+
+
+@main.group()
+def override() -> None:
+    """The TA's changes of a grade: rows of the assignment's overrides CSV (course.json)."""
+
+
+@override.command("add")
+@click.argument("student")
+@click.option("--kind", type=click.Choice(["adjust", "bonus", "extension"]), default="adjust",
+              show_default=True, help="adjust: points within 0 and the problem's; bonus: may "
+                                      "exceed them; extension: the student's own due date.")
+@click.option("--problem", default=None, help="The problem (adjust, bonus).")
+@click.option("--points", default=None, metavar="+N|-N", help="Points added, or removed with - "
+              "(adjust, bonus).")
+@click.option("--due", default=None, metavar="ISO",
+              help="extension: the student's due date, ISO 8601 with a time zone.")
+@click.option("--reason", required=True, help="Why the grade changes (the student is told).")
+@click.option("--by", "by", required=True, help="Who made the change (stays with the instructors).")
+@course_option
+def override_add(student: str, kind: str, problem: str | None, points: str | None,
+                 due: str | None, reason: str, by: str, course_path: Path) -> None:
+    """Append a change of STUDENT's grade, checked as the overrides file's rows are.
+
+    \b
+    The next grade autograde applies it to the kept score file (re-scored, not regraded).
+    Examples:
+      grade override add edsger_post_ln -a the-block --problem block --points +5 \\
+          --reason "pre-LN wiring right in a later cell" --by ta.dijkstra
+      grade override add grace_partial -a the-block --kind extension \\
+          --due 2026-05-04T23:59:00+01:00 --reason "medical certificate" --by prof.hopper
+    """
+    from grader.commands import override as command
+    sys.exit(command.add(course_path=course_path, student=student, kind=kind, problem=problem,
+                         points=points, due=due, reason=reason, by=by))
+
+
+@main.command()
 @course_option
 def validate(course_path: Path) -> None:
     """Check the course: the reference scores full marks and the stubs zero, on every suite."""

@@ -73,6 +73,7 @@ GOOD = {"mathy.py": "import numpy as np\n\ndef double(x):\n    return 2 * x\n\nd
 
 def grade(*args, cwd: Path = PROJECT) -> tuple[int, str]:
     """Run `grade` in a fresh process, as a user would; its exit status and what it printed."""
+    # timeout: a backstop against a hang, not a measurement (quiet: under 20 s a call; 30x margin)
     proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
     return proc.returncode, proc.stdout + proc.stderr

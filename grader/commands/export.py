@@ -226,7 +226,8 @@ def export(folders: Sequence[Path], fmt: str, out: Path | None, roster_path: Pat
         columns.append(Column(Assignment(
             docs[0][1]["assignment"], max(d["max_score"] for _, d in docs),
             options.canvas_assignment_id or graded_with.lms.canvas_assignment_id,
-            options.blackboard_column_id or graded_with.lms.blackboard_column_id), {r.student: r for r in rows}))
+            options.blackboard_column_id or graded_with.lms.blackboard_column_id,
+            graded_with.release_hidden_details), {r.student: r for r in rows}))
     graded = {s for column in columns for s in column.rows}
     book = Gradebook(tuple(columns), tuple(s for s in roster if s in graded) if roster else tuple(sorted(graded)))
     name = "gradebook" if several else columns[0].assignment.name

@@ -17,6 +17,7 @@ from pathlib import Path
 from grader.course import late
 from grader.course.manifest import Course
 from grader.errors import GradeError, StudentError
+from grader.intake import collected
 from grader.intake import files as intake
 from grader.intake import pysource
 from grader.intake.extract import modules_from_cells
@@ -268,7 +269,26 @@ def from_path(course: Course, submissions: Path, work: Path) -> tuple[list[Submi
         chosen[student] = entry
     if not chosen:
         raise GradeError(f"{submissions}: no student folders in it")
-    return [one(course, student, path, work) for student, path in chosen.items()], skipped
+    times = collected.read(submissions)       # grade collect's record of the LMS's times
+    return [_with_lms_time(one(course, student, path, work), times.get(student), course)
+            for student, path in chosen.items()], skipped
+
+
+def _with_lms_time(submission: Submission, entry: "collected.Entry | None",
+                   course: Course) -> Submission:
+    """The submission with the time ``grade collect`` recorded from the LMS's download (its
+    notes too): the record sits at the top of SUBMISSIONS, where no student's file lands, so
+    the time is the LMS's, not one a student wrote (a ``timestamp.txt`` inside a folder or zip
+    is never read)."""
+    if entry is None:
+        return submission
+    from dataclasses import replace
+
+    notes = submission.notes + entry.notes
+    if course.due is None:                               # no late policy: the time changes nothing
+        return replace(submission, notes=notes)
+    return replace(submission, notes=notes, submitted_at=entry.submitted_at,
+                   timestamp="" if entry.submitted_at else entry.timestamp)
 
 
 def from_nbgrader(course: Course, course_dir: Path, assignment: str, work: Path) -> list[Submission]:

@@ -2,13 +2,14 @@
 
 ``roster.csv`` (UTF-8, a BOM is fine), one row per student, this header in any order::
 
-    student,lms_id,sis_id,login,email,name,section
+    student,lms_id,sis_id,login,email,name,section[,github]
 
 Only ``student`` and the columns the export's format needs must be there (``grade export`` says which); an
 absent column reads as empty cells. ``lms_id`` is the LMS's own user id (Canvas ``ID``, the LTI ``sub``),
 ``sis_id`` the institution's id (Canvas ``SIS User ID``, Moodle ``ID number``), ``login`` the user name (Canvas
-``SIS Login ID``, Moodle ``username``, Blackboard ``Username``). Empty cells are allowed; duplicated ids are not
-(LMS importers would apply both rows).
+``SIS Login ID``, Moodle ``username``, Blackboard ``Username``), ``github`` the GitHub
+username (``grade collect github``; optional, else ``login`` is tried). Empty cells are allowed;
+duplicated ids are not (LMS importers would apply both rows).
 """
 from __future__ import annotations
 
@@ -31,10 +32,11 @@ class Person:
     email: str
     name: str
     section: str
+    github: str = ""
 
 
 COLUMNS = tuple(f.name for f in fields(Person))
-UNIQUE = ("student", "lms_id", "sis_id", "login", "email")
+UNIQUE = ("student", "lms_id", "sis_id", "login", "email", "github")
 
 
 def load(path: Path, needed: Sequence[Sequence[str]] = (), fmt: str = "") -> dict[str, Person]:

@@ -160,7 +160,7 @@ def test_a_parser_breaking_file_costs_only_its_student(tmp_path):
     (subs / "long.py").write_text("\n".join(f"a{i} = 1" for i in range(20_000)) + "\ndef gelu(x):\n    return x\n")
     started = time.monotonic()
     found, _ = from_path(course, subs, tmp_path / "work")
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < 60               # quiet: 1.7 s; 35x margin, a busy machine
     by_name = {s.student: s for s in found}
     assert by_name["deep"].error and not by_name["long"].error
     assert (by_name["long"].folder / "gelu.py").is_file()

@@ -21,6 +21,7 @@ TIMING = ("graded_at", "execution_time", "signature")       # the signature cove
 
 
 def grade(*args):
+    # timeout: a backstop against a hang, not a measurement (quiet: under 4 s a call; 150x margin)
     return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
                           timeout=600)
 

@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT, THE_BLOCK, course_copy
 
+# Every subprocess's `timeout=` here is a backstop against a hang, not a measurement: the slowest
+# call takes 10 s on a quiet machine (pip installing the autograder's requirements), 30x under its
+# 300 or 600 s.
+
 from grader.course.manifest import load
 from test_cli import grade
 

@@ -15,6 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import MAX_SCORE, MODULES, PROJECT, REFERENCE, THE_BLOCK, course_copy, notebook_code
+
+# Every `timeout=` here (subprocesses, the notebook client's per cell) is a backstop against a hang,
+# not a measurement: the slowest call takes 10 s on a quiet machine (nbgrader autograde), 60x under
+# its 600 s.
 from test_cli import grade
 from test_release import hidden_texts, solution_bodies
 

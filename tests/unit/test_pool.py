@@ -29,6 +29,7 @@ jobs = [Job(p.name, p) for p in subs]
 def _run(script: str, mini_course, submission) -> dict:
     for i in range(6):
         folder = submission(GOOD, name=f"s{i}")
+    # timeout: a backstop against a hang, not a measurement (quiet: 1 s; 120x margin)
     proc = subprocess.run([sys.executable, "-c", PREAMBLE + textwrap.dedent(script), str(mini_course),
                            str(folder.parent)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -160,6 +160,7 @@ def test_an_assignment_worth_other_points_is_refused_before_anything_is_posted(c
 
 
 def _grade(course_dir, env, *args):
+    # timeout: a backstop against a hang, not a measurement (quiet: 1 s; 120x margin)
     proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=120)
     return proc.returncode, proc.stdout + proc.stderr
@@ -375,4 +376,6 @@ def test_an_lms_that_never_answers_fails_the_push_in_one_line(course_dir, tool_k
             run(course_dir, lms, yes=True, env=env, **kwargs)
     finally:
         silent.close()
+    # quiet: 0.5 s (TIMEOUT); 15x margin for a busy machine, and short of the 10 s a push with no
+    # timeout would wait for the silent server to hang up
     assert time.monotonic() - started < 8

@@ -16,6 +16,10 @@ from pathlib import PurePosixPath
 import nbformat
 import pytest
 from conftest import PROJECT, THE_BLOCK, course_copy
+
+# Every subprocess's `timeout=` here is a backstop against a hang, not a measurement: the slowest
+# call takes 15 s on a quiet machine (pip installing the release into a fresh venv), 40x under its
+# 600 or 900 s.
 from mutants import MUTANTS, faulty
 from test_cli import grade
 

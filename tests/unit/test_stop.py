@@ -23,22 +23,28 @@ HANGS = {"mathy.py": "def double(x):\n    while True:\n        pass\n\ndef twice
 
 
 def _processes() -> dict[int, tuple[str, int, str, str]]:
-    """pid -> (state, ppid, start time, command line and working directory) of every process we can see."""
+    """pid -> (state, ppid, start time, command line and working directory) of every process we
+    can see.
+
+    A process may end between the listing of /proc and the reading of its files, or while they
+    are read (FileNotFoundError, ProcessLookupError, or an empty or cut-short stat): it is gone,
+    and left out."""
     table = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             stat = Path(f"/proc/{entry}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            state, ppid, started = fields[0], int(fields[1]), fields[19]
             command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            try:
-                command += " " + os.readlink(f"/proc/{entry}/cwd")
-            except OSError:
-                pass
-        except OSError:
+        except (OSError, ValueError, IndexError):        # gone while read
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        table[int(entry)] = (fields[0], int(fields[1]), fields[19], command)
+        try:
+            command += " " + os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            pass
+        table[int(entry)] = (state, ppid, started, command)
     return table
 
 
@@ -64,6 +70,7 @@ def _left(seen: dict[int, tuple], marker: str) -> list[str]:
 
 
 def _poll_until_gone(seen: dict, marker: str, seconds: float = 10.0) -> list[str]:
+    # seconds: a poll's give-up time (quiet: 0.1 s until all are gone; 90x margin, a busy machine)
     deadline = time.monotonic() + seconds
     while (left := _left(seen, marker)) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -100,7 +107,7 @@ def _start_grading(mini_course, subs: Path, out: Path, level: str, log: Path) ->
                                  "--course", str(mini_course), "--jobs", "2", *extra],
                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     seen: dict[int, tuple] = {}
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 120                    # quiet: 0.7 s; 170x margin, a busy machine
     while time.monotonic() < deadline and proc.poll() is None:
         found = _descendants(proc.pid, _processes())
         seen.update(found)
@@ -121,7 +128,7 @@ def test_sigterm_stops_autograde_like_ctrl_c_and_leaves_no_process(mini_course, 
     proc, seen = _start_grading(mini_course, hanging_batch, out, level, log)
     try:
         os.kill(proc.pid, signal.SIGTERM)
-        code = proc.wait(timeout=60)                     # a call would time out after 120 s
+        code = proc.wait(timeout=60)                     # quiet: 0.1 s (a call: 120 s to time out)
         assert code == 130, log.read_text()
         last = log.read_text().strip().splitlines()[-1]
         assert last.startswith("Interrupted: ") and "kept in" in last, log.read_text()
@@ -142,7 +149,7 @@ def test_a_sigkilled_autograde_takes_its_grader_processes_and_sandboxes_with_it(
     proc, seen = _start_grading(mini_course, hanging_batch, out, level, log)
     try:
         os.kill(proc.pid, signal.SIGKILL)                # no handler, no finally: only the kernel acts
-        proc.wait(timeout=60)
+        proc.wait(timeout=60)                            # quiet: 0.01 s; a hang's backstop
         assert _poll_until_gone(seen, str(tmp_path)) == []
     finally:
         _kill_left(seen, str(tmp_path))
@@ -165,14 +172,23 @@ try:
                            tmp_root=Path(sys.argv[3]))
 except KeyboardInterrupt:
     pass
-children = [int(e) for e in os.listdir("/proc") if e.isdigit() and
-            open(f"/proc/{e}/stat").read().rsplit(")", 1)[1].split()[1] == str(os.getpid())]
+
+
+def parent(pid):                     # None: it ended while /proc was read (listed, then gone)
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+children = [int(e) for e in os.listdir("/proc") if e.isdigit() and parent(e) == os.getpid()]
 print(json.dumps({"active": len(multiprocessing.active_children()), "children": children}))
 """
 
 
 def test_run_parallel_kills_and_joins_its_grader_processes_however_it_ends(hanging_batch, mini_course, tmp_path):
     (tmp_path / "work").mkdir()
+    # timeout: a backstop against a hang, not a measurement (quiet: 0.5 s; 240x margin)
     proc = subprocess.run([sys.executable, "-c", RUN_PARALLEL, str(mini_course), str(hanging_batch),
                            str(tmp_path / "work")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -215,6 +231,7 @@ else:                                 # the parent died before the prctl: exit a
 
 
 def test_a_grader_process_dies_with_its_parent():
+    # timeout: a backstop against a hang, not a measurement (quiet: 0.8 s; 75x margin); so below
     proc = subprocess.run([sys.executable, "-c", DEATH, "orphan"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     child, table = int(proc.stdout), _processes()

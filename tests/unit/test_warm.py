@@ -8,6 +8,8 @@ from grader.grading.results import Graded, Job
 from grader.grading.warm import WarmGrader
 
 
+# grade(..., timeout=10): how long a task waits for its answers, a backstop against a hang (quiet:
+# a few milliseconds; 1000x margin); timeout=1 is a wait meant to run out (no answer comes).
 def _graded(job: Job) -> Graded:
     return Graded(job, (), 0.1, "process")
 

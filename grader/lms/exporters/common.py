@@ -66,6 +66,7 @@ class Assignment:
     max_score: float
     canvas_assignment_id: str | None = None
     blackboard_column_id: str | None = None
+    release_hidden_details: bool = False     # course.json's: the comments name hidden tests too
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,68 @@ def feedback(doc: dict, score: float) -> str:
     if doc.get("error"):
         text += f" Not graded: {doc['error']}"
     return text
+
+
+SHOWN_NAMES = 5     # failed tests named per problem in a comment; the feedback page names them all
+
+
+def student_comment(doc: dict, score: float, *, release_hidden: bool = False,
+                    late_by_lms: bool = False) -> str:
+    """The student's feedback as plain text, one text for every place a comment goes: the Canvas
+    push's submission comment, the LTI score's ``comment``, Moodle's ``Feedback:`` column,
+    Gradescope's ``output``, the csv's ``feedback`` column and ``grade release-feedback``.
+
+    The total; each problem's points and tests passed, the known mistakes its failed tests matched
+    (their ``diagnosis:`` lines), the first failure when no mistake was matched, the public tests
+    that failed (at most :data:`SHOWN_NAMES`, then how many more), and only a count of failed
+    hidden tests unless the course releases hidden details (``release_hidden``); the instructor's
+    adjustments with their reason (who made them stays home); an extension, lateness
+    (``late_by_lms``: the LMS applies the late policy, so no penalty is said), a missing submission
+    time; an error
+    that stopped grading; the notes on what was handed in. Deterministic (no time in it), so an LMS
+    that already has it is not sent it again.
+    """
+    lines = [f"{doc['assignment']}: {score:g}/{doc['max_score']:g}"]
+    if doc.get("error"):
+        lines.append(f"Not graded: {doc['error']}")
+    for problem in doc["problems"]:
+        tests = [t for t in doc["tests"] if t["problem"] == problem["name"]]
+        passed = sum(t["status"] == "passed" for t in tests)
+        lines.append(f"{problem['name']} {problem['score']:g}/{problem['max_score']:g} "
+                     f"({passed}/{len(tests)} tests passed)")
+        failed = [t for t in tests if t["status"] != "passed"]
+        shown = [t for t in failed if t["visibility"] == "visible" or release_hidden]
+        diagnoses = dict.fromkeys(line.strip() for t in shown for line in t["output"].splitlines()
+                                  if line.startswith("diagnosis:"))
+        lines += [f"  {d}" for d in diagnoses]
+        if shown and not diagnoses:
+            first = next((t["output"].splitlines()[0] for t in shown if t["output"].strip()), "")
+            if first:
+                lines.append(f"  first failure: {first[:300]}")
+        if shown:
+            names = [t["name"] for t in shown]
+            more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+            lines.append("  failed: " + ", ".join(names[:SHOWN_NAMES]) + more)
+        hidden = len(failed) - len(shown)
+        if hidden:
+            lines.append(f"  {hidden} hidden test(s) failed (their details are not released)")
+    for change in doc.get("adjustments", []):
+        lines.append(f"{change['problem']} {change['applied']:+g} by hand: {change['reason']}")
+    late = doc.get("late") or {}
+    if late.get("extension"):
+        lines.append(f"Extension: due {late['due']}.")
+    if late.get("days_late"):
+        penalty = (f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"]
+                   else ".")
+        lines.append(f"Submitted {late['days_late']} day(s) late"
+                     + (": the LMS applies the late policy." if late_by_lms else penalty))
+    if late.get("timestamp"):
+        lines.append(f"No submission time ({late['timestamp']}): counted as "
+                     f"{late['counted_as'].replace('_', ' ')}"
+                     + (f", {late['penalty']:g} points off {late['raw_score']:g}."
+                        if late["penalty"] and not late_by_lms else "."))
+    lines += [f"Note: {note}" for note in doc.get("submission_notes", [])]
+    return "\n".join(lines)
 
 
 def write_table(out: Path, header: Sequence[str], rows: Iterable[Sequence], *, delimiter: str = ",",

@@ -1,6 +1,7 @@
 """A CSV for people (format ``csv``). For one assignment: one row per student, a column per problem, lateness
-spelled out. For several (a gradebook): ``student``, then a column per assignment with each one's score, empty
-where the student has none.
+spelled out, the instructor's notes and the student's feedback (the comment the Canvas push
+sends). For several (a gradebook): ``student``, then a column per assignment with each one's
+score, empty where the student has none.
 
 UTF-8 with a BOM, so that Excel shows accents; text cells are neutralised against formulas.
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.lms.exporters.common import Gradebook, Options, Written, points_2, text_cell, write_table
+from grader.lms.exporters.common import (Gradebook, Options, Written, points_2, student_comment,
+                                         text_cell, write_table)
 
 SUFFIX = ".csv"
 NEEDS_ROSTER = False
@@ -35,7 +37,9 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
     problems = list(dict.fromkeys(p["name"] for row in rows for p in row.doc["problems"]))
     maxima = {p["name"]: p["max_score"] for row in rows for p in row.doc["problems"]}
     header = (["student", "name", "section"] + [f"{n} ({maxima[n]:g})" for n in problems]
-              + ["raw_score", "late_penalty", "score", "max_score", "days_late", "submitted_at", "graded_at", "notes"])
+              + ["raw_score", "late_penalty", "score", "max_score", "days_late", "submitted_at",
+                 "graded_at", "notes", "feedback"])
+    hidden = book.columns[0].assignment.release_hidden_details
     lines = []
     for row in rows:
         doc, late = row.doc, row.doc.get("late", {})
@@ -48,7 +52,10 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
                      + [points_2(by_name[n]) if n in by_name else "" for n in problems]
                      + [points_2(late.get("raw_score", doc["score"])), points_2(penalty), points_2(row.score),
                         points_2(doc["max_score"]), str(late.get("days_late", "")), late.get("submitted_at", ""),
-                        doc["graded_at"], text_cell(notes)])
+                        doc["graded_at"], text_cell(notes),
+                        # what the student is told (the Canvas push's comment): the diagnoses
+                        text_cell(student_comment(doc, row.score, release_hidden=hidden,
+                                                  late_by_lms=options.late_by_lms))])
     write_table(out, header, lines, excel=True)
     return Written()
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from grader.errors import GradeError
-from grader.lms.exporters.common import Gradebook, Options, Written, decimal_2, feedback
+from grader.lms.exporters.common import Gradebook, Options, Written, decimal_2, student_comment
 from grader.report import write_atomic
 
 SUFFIX = ""                                  # a folder
@@ -27,8 +27,10 @@ def roster_columns(options: Options) -> tuple[tuple[str, ...], ...]:
     return ()
 
 
-def results(doc: dict, score: float) -> dict:
-    """Gradescope's results.json for one score file."""
+def results(doc: dict, score: float, *, release_hidden: bool = False,
+            late_by_lms: bool = False) -> dict:
+    """Gradescope's results.json for one score file; its ``output`` is the comment the Canvas push
+    sends (:func:`grader.lms.exporters.common.student_comment`: the notes and an error too)."""
     numbers: dict[str, int] = {}
     order = {p["name"]: i for i, p in enumerate(doc["problems"], 1)}
     tests = []
@@ -39,8 +41,7 @@ def results(doc: dict, score: float) -> dict:
                       "score": float(decimal_2(test["score"])), "max_score": float(decimal_2(test["max_score"])),
                       "status": "passed" if test["status"] == "passed" else "failed",
                       "output": test["output"], "visibility": test["visibility"]})
-    notes = [doc["error"]] if doc.get("error") else []
-    output = "\n".join([feedback(doc, score)] + notes + doc.get("submission_notes", []))
+    output = student_comment(doc, score, release_hidden=release_hidden, late_by_lms=late_by_lms)
     return {"score": float(decimal_2(score)), "execution_time": doc["execution_time"], "output": output,
             "tests": tests}
 
@@ -57,6 +58,8 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
     for row in rows:
         folder = out / row.student
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / "results.json", json.dumps(results(row.doc, row.score), indent=2,
-                                                         ensure_ascii=False, allow_nan=False) + "\n")
+        found = results(row.doc, row.score, late_by_lms=options.late_by_lms,
+                        release_hidden=book.columns[0].assignment.release_hidden_details)
+        write_atomic(folder / "results.json", json.dumps(found, indent=2, ensure_ascii=False,
+                                                         allow_nan=False) + "\n")
     return Written()

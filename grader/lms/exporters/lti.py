@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader.errors import GradeError
-from grader.lms.exporters.common import Gradebook, Options, Row, Written, feedback
+from grader.lms.exporters.common import Gradebook, Options, Row, Written, student_comment
 from grader.report import write_atomic
 
 SUFFIX = ".jsonl"
@@ -40,12 +40,15 @@ def validator():
     return jsonschema_module().Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 
-def score_object(row: Row, timestamp: str) -> dict:
-    """The AGS score object for one student (without validation)."""
+def score_object(row: Row, timestamp: str, *, release_hidden: bool = False,
+                 late_by_lms: bool = False) -> dict:
+    """The AGS score object for one student (without validation); its comment is the one the Canvas
+    push sends (:func:`grader.lms.exporters.common.student_comment`)."""
     doc = row.doc
     obj = {"userId": row.person.lms_id, "scoreGiven": round(row.score, 6), "scoreMaximum": doc["max_score"],
            "activityProgress": "Completed", "gradingProgress": "FullyGraded", "timestamp": timestamp}
-    comment = feedback(doc, row.score).strip()
+    comment = student_comment(doc, row.score, release_hidden=release_hidden,
+                              late_by_lms=late_by_lms).strip()
     if comment:
         obj["comment"] = comment
     if "submitted_at" in doc.get("late", {}):
@@ -53,7 +56,8 @@ def score_object(row: Row, timestamp: str) -> dict:
     return obj
 
 
-def score_objects(rows: list[Row], now: datetime) -> tuple[list[tuple[str, dict]], Written]:
+def score_objects(rows: list[Row], now: datetime, *, release_hidden: bool = False,
+                  late_by_lms: bool = False) -> tuple[list[tuple[str, dict]], Written]:
     """Each keyed row's validated score object, with its student, stamped ``now`` (what ``grade export`` writes
     and ``grade push lti`` posts); the rows without an ``lms_id`` are in ``Written.unkeyed``.
 
@@ -66,7 +70,7 @@ def score_objects(rows: list[Row], now: datetime) -> tuple[list[tuple[str, dict]
         if not row.person.lms_id:
             written.unkeyed.append(f"{row.student}: no lms_id in the roster (the LTI userId)")
             continue
-        obj = score_object(row, timestamp)
+        obj = score_object(row, timestamp, release_hidden=release_hidden, late_by_lms=late_by_lms)
         error = next(iter(validator().iter_errors(obj)), None)
         if error is not None:
             field = ".".join(str(p) for p in error.path) or "(top level)"
@@ -80,6 +84,9 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
 
     :raises GradeError: an object breaks the schema (naming the student and the field).
     """
-    objects, written = score_objects(list(book.columns[0].rows.values()), options.now)   # the only column
+    column = book.columns[0]                                      # the only column
+    objects, written = score_objects(list(column.rows.values()), options.now,
+                                     late_by_lms=options.late_by_lms,
+                                     release_hidden=column.assignment.release_hidden_details)
     write_atomic(out, "".join(json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n" for _, obj in objects))
     return written

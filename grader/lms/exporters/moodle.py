@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.errors import GradeError
-from grader.lms.exporters.common import (Gradebook, Options, Written, blank_warning, feedback, key_cell, points_2,
-                                         text_cell, write_table)
+from grader.lms.exporters.common import (Gradebook, Options, Written, blank_warning, key_cell,
+                                         points_2, student_comment, text_cell, write_table)
 
 SUFFIX = ".csv"
 NEEDS_ROSTER = True
@@ -48,8 +48,12 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
             written.unkeyed.append(f"{student}: no {field} in the roster (the Moodle key)")
             continue
         line = [key_cell(key, field, student)]
-        for row in cells:
-            line += [points_2(row.score), text_cell(feedback(row.doc, row.score))] if row else ["", ""]
+        for column, row in zip(book.columns, cells):
+            # the comment the Canvas push sends: diagnoses, failed tests, adjustments, lateness
+            hidden = column.assignment.release_hidden_details
+            comment = student_comment(row.doc, row.score, late_by_lms=options.late_by_lms,
+                                      release_hidden=hidden) if row else ""
+            line += [points_2(row.score), text_cell(comment)] if row else ["", ""]
         lines.append(line)
         blank += cells.count(None)
     write_table(out, header, lines)
