@@ -100,7 +100,9 @@ def check(course: Course, folder: Path, problems: Sequence[str] = ()) -> Checked
     # A student's own code on their own machine: process isolation, on every OS. The worker starts first:
     # its interpreter imports numpy while this one imports pytest and collects the suites.
     first = phases.plan(course)[0]
-    worker = started_worker(folder, course.limits, PROCESS, modules=first.modules, reference=first.reference)
+    # A student's release holds no reference: its worker may be forked from this process (Linux).
+    worker = started_worker(folder, course.limits, PROCESS, modules=first.modules, reference=first.reference,
+                            fork=not phases.has_reference(course))
     graded: list = []
     try:
         executors.run(course, [Job("you", folder)], graded.append, hidden=False, level=PROCESS,

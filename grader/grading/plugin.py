@@ -175,8 +175,7 @@ class GradingPlugin:
                           key=lambda row: (row[3] != "visible", bool(self._tests[row[0].nodeid].uses)))
             if not rows:
                 continue
-            plan = callplan.record_plan(rows, self._direct_args, self.course.functions, self._value) \
-                if self.warm else []
+            plan = callplan.record_plan(rows, self._direct_args, self.course.functions, self._value)
             self._phases.append((phase, rows, plan))
             for item, *_ in rows:
                 self._tests[item.nodeid] = dataclasses.replace(self._tests[item.nodeid], components=phase.components)

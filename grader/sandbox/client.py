@@ -46,6 +46,8 @@ class Worker:
     :param spent: what the submission's imports cost so far, shared by its workers (its import budget).
     :param copy: the submission's private copy, made for its first worker and read by the others (default: a
         copy of its own, deleted with it).
+    :param fork: without a zygote, fork the worker from this process (:class:`grader.sandbox.process.Forked`:
+        Linux, the process level, and only where no reference is in this process: a student's release).
 
     Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``), with a
     wall-clock backstop WALL_FACTOR times larger; elsewhere (a student's macOS or Windows laptop) the
@@ -56,8 +58,9 @@ class Worker:
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
                  tmp_root: Path | None = None, modules: Sequence[str] = (), run_as: str | None = None,
-                 reference: Mapping[str, str] | None = None, spent: Spent | None = None, copy: Copy | None = None):
-        self._process = WorkerProcess(submission, limits, level, zygote, tmp_root, run_as, copy)
+                 reference: Mapping[str, str] | None = None, spent: Spent | None = None, copy: Copy | None = None,
+                 fork: bool = False):
+        self._process = WorkerProcess(submission, limits, level, zygote, tmp_root, run_as, copy, fork)
         self._flight = InFlight(self._process, limits, modules, reference, spent)
         self.limits = limits
         self.level = level
@@ -110,7 +113,7 @@ class Worker:
         and returns their tickets.
         """
         f = self._flight
-        if self._process.zygote is None or f.ahead_ended:
+        if not self._process.batches or f.ahead_ended:
             return []
         sent, data = [], []
         for module, function, return_inputs, call in calls:
@@ -206,12 +209,12 @@ class Worker:
 
 def started_worker(submission: Path, limits: Limits, level: str, tmp_root: Path | None = None,
                    modules: Sequence[str] = (), run_as: str | None = None,
-                   reference: Mapping[str, str] | None = None) -> Worker | None:
+                   reference: Mapping[str, str] | None = None, fork: bool = False) -> Worker | None:
     """A cold worker for ``submission``, started now: its interpreter imports numpy (and then the
     submission's ``modules``) while the caller gets on with something else. None when the submission cannot
     be copied (its first call meets the same error and reports it)."""
     try:
-        worker = Worker(submission, limits, level, None, tmp_root, modules, run_as, reference)
+        worker = Worker(submission, limits, level, None, tmp_root, modules, run_as, reference, fork=fork)
     except StudentError:
         return None
     try:

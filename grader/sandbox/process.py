@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -54,12 +55,69 @@ class Copy:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+class Forked:
+    """A worker forked from this very process, for a student's ``grade check`` on Linux: its numpy is imported
+    already (a new interpreter's start and numpy's import are most of a check's cost), and no reference is
+    here to inherit. Before the worker runs, every module but the standard library's and the course's
+    allowed packages' is forgotten, so the student's code imports what autograde's worker would. What
+    :class:`subprocess.Popen` gives of a started process, and the grader's end of its socket."""
+
+    def __init__(self, root: str, limits: dict, log_fd: int, imports: tuple[str, ...]):
+        import importlib.util
+        import socket
+
+        ours, theirs = socket.socketpair()
+        env = _worker_env(root, limits["tmp"])
+        pid = os.fork()
+        if pid == 0:                                     # the worker: never returns
+            try:
+                ours.close()
+                keep = set(sys.stdlib_module_names) | set(imports)
+                for name in [n for n in sys.modules if n.partition(".")[0] not in keep]:
+                    del sys.modules[name]
+                sys.meta_path[:] = [f for f in sys.meta_path if _module_of(f).partition(".")[0] in keep]
+                if not sys.flags.safe_path:              # as `python -I`: no script folder, no working folder
+                    del sys.path[0]
+                os.environ.clear()
+                os.environ.update(env)
+                spec = importlib.util.spec_from_file_location("_worker_main", WORKER_SCRIPT)
+                worker = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(worker)
+                sys.modules["__main__"] = worker             # as in a worker started alone
+                worker._sibling("zygote")._child(theirs, [theirs.fileno(), log_fd], {"dir": root, "limits": limits},
+                                                 worker.main)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self.pid, self.sock, self.returncode = pid, ours, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(["worker"], timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+
+def _module_of(finder) -> str:
+    return finder.__module__ if isinstance(finder, type) else type(finder).__module__
+
+
 class WorkerProcess:
     """One submission's worker process, started again after each kill (see :class:`grader.sandbox.client.Worker`
     for the parameters). :meth:`close` kills it and all it started, and deletes the copy if it made it."""
 
     def __init__(self, submission: Path, limits: Limits, level: str = PROCESS, zygote: Zygote | None = None,
-                 tmp_root: Path | None = None, run_as: str | None = None, copy: Copy | None = None):
+                 tmp_root: Path | None = None, run_as: str | None = None, copy: Copy | None = None,
+                 fork: bool = False):
         if level not in (BWRAP, PROCESS):
             raise ValueError(f"unknown isolation level {level!r}")
         if zygote is not None and zygote.level != level:
@@ -67,6 +125,8 @@ class WorkerProcess:
         self.limits = limits
         self.level = level
         self.zygote = zygote
+        self.fork = fork and level == PROCESS and zygote is None and sys.platform.startswith("linux") \
+            and run_as is None
         self._drop_uid = level == BWRAP and os.geteuid() == 0
         self._run_as = zygote.run_as if zygote is not None else run_as_ids(run_as, level)
         tmp_root = Path(tmp_root).resolve() if tmp_root else None
@@ -78,10 +138,15 @@ class WorkerProcess:
         self._log = None                                 # the student's output, read back after each reply
         self._log_end = 0                                # where the log ended after the last reply
         self.starts = 0
-        self._proc: subprocess.Popen | None = None       # without a zygote
+        self._proc: subprocess.Popen | Forked | None = None   # without a zygote
         self._pid: int | None = None                     # with a zygote
         self.channel: SocketChannel | PipeChannel | None = None
         self.meter: Meter | None = None                  # the running worker's time
+
+    @property
+    def batches(self) -> bool:
+        """Whether the worker takes calls sent ahead (a socket: a forked worker's)."""
+        return self.zygote is not None or self.fork
 
     @property
     def running(self) -> bool:
@@ -93,7 +158,7 @@ class WorkerProcess:
         :raises GraderFault: the zygote could not fork one.
         """
         limits = self.limits.worker_limits()
-        program = worker_seccomp_program()
+        program = worker_seccomp_program() if self.zygote is not None else None     # (grading, not a check)
         if program:
             limits["seccomp"] = program.hex()
         limits["drop_uid"], limits["drop_gid"] = (DROP_UID, DROP_UID) if self._drop_uid else self._run_as or (None, None)
@@ -116,6 +181,12 @@ class WorkerProcess:
                     raise GraderFault(f"could not start a worker: {err}") from None
                 self.channel = SocketChannel(sock)
                 self._set_meter(host)
+                return
+            if self.fork:
+                limits["tmp"] = str(self._writable)
+                self._proc = Forked(str(self.root), limits, log.fileno(), self.limits.imports)
+                self.channel = SocketChannel(self._proc.sock)
+                self._set_meter(self._proc.pid)
                 return
             bpf = _seccomp_file() if self.level == BWRAP else None
             if self.level == BWRAP:

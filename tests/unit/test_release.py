@@ -154,6 +154,23 @@ def test_grade_check_works_in_the_release(released, tmp_path):
     assert solved.exit_code == 0, solved.output
 
 
+def test_a_checks_worker_holds_nothing_of_the_grader(released, tmp_path):
+    """grade check in a release forks its worker from the grader's process (Linux): the student's code must
+    find there what autograde's worker holds, none of the grader's own modules, and import what it may."""
+    release = tmp_path / "release"
+    shutil.copytree(released / "release", release)
+    for reference in (PROJECT / "solutions" / "the-block").glob("*.py"):
+        shutil.copy(reference, release / "exercises" / reference.name)
+    gelu = release / "exercises" / "gelu.py"
+    gelu.write_text("import sys\n"
+                    "GRADERS = {'grader', 'pytest', '_pytest', 'pluggy', 'click', 'rich', 'jsonschema'}\n"
+                    "SEEN = [n for n in sys.modules if n.partition('.')[0] in GRADERS]\n"
+                    "try:\n    import pytest\nexcept ImportError:\n    pass\nelse:\n    SEEN.append('import')\n"
+                    + gelu.read_text().replace("    return ", "    if SEEN:\n        return x\n    return ", 1))
+    solved = grade("check", "gelu", cwd=release)
+    assert solved.exit_code == 0, solved.output
+
+
 def test_grade_trace_works_in_the_release(released, tmp_path):
     """From the release alone (no solutions): a layernorm and an mlp fault each named at its own step, and
     --case random, which sees a forgotten W_o the toy cannot."""

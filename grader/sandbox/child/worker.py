@@ -22,8 +22,10 @@ if "--site" in sys.argv:      # in the sandbox (python -S: no site-packages), th
     sys.path.append(sys.argv[sys.argv.index("--site") + 1])
 
 import numpy as np  # noqa: E402
-import numpy.linalg  # noqa: F401,E402  numpy loads these lazily: load them once in the zygote, not in every worker
-import numpy.random  # noqa: F401,E402
+
+if "--zygote" in sys.argv:    # numpy loads these lazily: once in the zygote, not in every worker it forks (a
+    import numpy.linalg  # noqa: F401,E402    worker started alone loads them when its code uses them)
+    import numpy.random  # noqa: F401,E402
 
 
 def _sibling(name: str):
