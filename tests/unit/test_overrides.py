@@ -255,17 +255,32 @@ def test_the_walkthroughs_late_work_and_overrides_are_real(tmp_path):
     stamp = re.search(r'echo "([^"]+)" > nbgrader_course/submitted/grace_partial', walkthrough).group(1)
     late = assess(parse_timestamp(stamp), course.due, course.late_policy, course.max_score)
     assert late["days_late"] == 1 and late["penalty"] == 10                  # "lost 10 points", as it says
-    rows = re.search(r"cat >> (\S+) <<'CSV'\n(.*?)\n\s*CSV\n", walkthrough, re.S)
-    # The file course.json names, by its path only: the walkthrough appends to it, so what it holds
-    # now is the user's (its rows added once, or more), not this test's. The repository ships a
-    # header alone, read as committed where this is a git checkout.
-    assert PROJECT / rows.group(1) == course.overrides
+    # The rows its `grade override add` commands append to the file course.json names, written as
+    # that command writes them (grader.commands.override): what the file holds now is the user's
+    # (its rows added once, or more), not this test's. The repository ships a header alone, read
+    # as committed where this is a git checkout.
+    import shlex
+
+    commands = [shlex.split(line.strip())[3:] for line in walkthrough.splitlines()
+                if line.strip().startswith(".venv/bin/grade override add ")]
+    assert len(commands) == 2, commands
+    relative = course.overrides.relative_to(PROJECT).as_posix()
     if shutil.which("git"):
-        committed = subprocess.run(["git", "show", f"HEAD:{rows.group(1)}"], cwd=PROJECT,
+        committed = subprocess.run(["git", "show", f"HEAD:{relative}"], cwd=PROJECT,
                                    capture_output=True, text=True)
         if committed.returncode == 0:                    # (not a git checkout: not checked)
             assert committed.stdout == HEADER            # the release's state: no overrides
-    appended = "\n".join(line.strip() for line in rows.group(2).splitlines()) + "\n"
+    lines = []
+    for args in commands:
+        student, options = args[0], dict(zip(args[1::2], args[2::2]))
+        assert options.pop("-a") == THE_BLOCK
+        row = {"student": student, "kind": options.get("--kind", "adjust"),
+               "problem": options.get("--problem", ""), "points": options.get("--points", ""),
+               "due": options.get("--due", ""), "reason": options["--reason"], "by": options["--by"]}
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow([row[c] for c in overrides.COLUMNS])
+        lines.append(buffer.getvalue())
+    appended = "".join(lines)
     table = read(tmp_path, HEADER + appended, due=course.due)
     assert set(table) == {"grace_partial", "edsger_post_ln"} and all((EXAMPLES / s).is_dir() for s in table)
     assert table["grace_partial"].extension.due > parse_timestamp(stamp)      # the extension makes it on time
