@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import time
-import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
@@ -14,7 +13,7 @@ from grader.errors import GradeError
 T = TypeVar("T")
 
 POSTED, UNCHANGED, FAILED, NOT_TRIED = "posted", "unchanged", "failed", "not tried"
-SHOWN_NAMES = 5     # failed tests named per problem in a comment; the feedback page names them all
+KEPT = "kept"       # the LMS's grade is left as it is: excused, or changed there by hand (a TA's)
 DOWN_AFTER = 3      # failures in a row that are the LMS's (not a student's): then the push stops
 # What canvasapi and pylti1p3 raise when they build objects from an answer of a shape they do not
 # expect (a list where the API documents an object, an object without its fields, a string for a
@@ -25,8 +24,9 @@ SHAPE_ERRORS = (AttributeError, TypeError, LookupError, ValueError)
 @dataclass(frozen=True)
 class Outcome:
     """What became of one student's score: ``posted``, ``unchanged`` (the LMS already has it),
-    ``failed`` (the LMS refused it, or answered so that it is not known to have it: ``detail`` says
-    why) or ``not tried`` (the push stopped before this student)."""
+    ``kept`` (the LMS's grade is left alone: excused, or changed there by hand since the last
+    push), ``failed`` (the LMS refused it, or answered so that it is not known to have it:
+    ``detail`` says why) or ``not tried`` (the push stopped before this student)."""
 
     student: str
     status: str
@@ -69,37 +69,6 @@ class LmsFault(Exception):
         self.stop = stop
 
 
-def one_line(text: str, limit: int = 300) -> str:
-    """``text`` as one printable line of at most ``limit`` characters: an LMS's answer is printed in
-    the report, where a line break could forge a line of its own ("posted: ...") and an escape
-    sequence rewrite the terminal."""
-    text = " ".join("".join(" " if unicodedata.category(c)[0] == "C" else c for c in text).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-_JSON = {dict: "object", list: "list", str: "string", int: "number", float: "number",
-         bool: "boolean", type(None): "null"}
-
-
-def describe(response) -> str:
-    """An answer in a few words, for a one-line error: ``200 with a JSON list``, ``200 text/html,
-    not JSON``, ``200 with an empty body``."""
-    if response is None:
-        return "no answer"
-    status = response.status_code
-    if not response.content:
-        return f"{status} with an empty body"
-    try:
-        data = response.json()
-    except ValueError:
-        kind = one_line(response.headers.get("Content-Type", "").split(";")[0], 60)
-        return f"{status} {kind or 'without a Content-Type'}, not JSON"
-    if isinstance(data, list) and data:
-        kinds = "/".join(sorted({_JSON.get(type(x), "value") for x in data}))
-        return f"{status} with a JSON list of {kinds}s"
-    return f"{status} with a JSON {'empty list' if data == [] else _JSON.get(type(data), 'value')}"
-
-
 def no_answer(err: Exception) -> str:
     """A request that got no answer (requests' exception), in words."""
     import requests
@@ -127,6 +96,11 @@ def _origin(url: str):
                 (lib.scheme or "").lower(), (lib.host or "").lower(), lib.port or default)
     except ValueError:
         return object()
+
+
+def same_origin(url: str, other: str) -> bool:
+    """Whether two URLs are one origin (scheme, host and port), as both parsers read them."""
+    return _origin(url) == _origin(other)
 
 
 def origin_of(url: str) -> str:
@@ -165,19 +139,31 @@ def session():
 
     class LmsSession(requests.Session):
         last = None
+        following = True
 
         def request(self, method, url, *args, **kwargs):
             if kwargs.get("timeout") is None:
                 kwargs["timeout"] = TIMEOUT
             self.last = None
-            response = super().request(method, url, *args, **kwargs)
+            # allow_redirects=False: the caller reads a 3xx itself (requests still prepares the
+            # next hop, as response.next, which is never sent: rebuild_auth lets it be)
+            self.following = kwargs.get("allow_redirects", True) is not False
+            try:
+                response = super().request(method, url, *args, **kwargs)
+            finally:
+                self.following = True
             self.last = response
+            if kwargs.get("allow_redirects") is False:
+                return response
             if response.is_redirect or 300 <= response.status_code < 400:
                 raise OddAnswer(f"{origin_of(response.url)} answered {response.status_code} to "
                                 f"{method} {_path(response.url)} with nowhere to go")
             return response
 
         def rebuild_auth(self, prepared_request, response):
+            if not self.following:                  # a hop prepared, never sent
+                prepared_request.headers.pop("Authorization", None)
+                return
             sent, status = response.request, response.status_code
             asked = f"{origin_of(sent.url)} answered {status} to {sent.method} {_path(sent.url)}"
             if _origin(prepared_request.url) != _origin(sent.url):
@@ -262,38 +248,12 @@ def with_backoff(call: Callable[[], T], backoff: Backoff,
 
 
 def comment(doc: dict, score: float, release_hidden: bool, late_by_lms: bool) -> str:
-    """The student's feedback as plain text: the total, each problem's points and tests passed, the
-    known mistakes the failed tests matched, the public tests that failed, and how many hidden ones
-    did (their diagnoses and names only when the course releases hidden details:
-    ``release_hidden``). Deterministic (no time in it), so an LMS that already has it is not sent it
+    """The comment every push writes (Canvas's submission comment, the LTI score's ``comment``):
+    the one text every comment carries, exports included
+    (:func:`grader.lms.exporters.common.student_comment`: the total, each problem's points, the
+    diagnoses, the failed public tests, a count of hidden ones unless ``release_hidden``,
+    adjustments, lateness, notes). Deterministic, so an LMS that already has it is not sent it
     again."""
-    lines = [f"{doc['assignment']}: {score:g}/{doc['max_score']:g}"]
-    for problem in doc["problems"]:
-        tests = [t for t in doc["tests"] if t["problem"] == problem["name"]]
-        passed = sum(t["status"] == "passed" for t in tests)
-        lines.append(f"{problem['name']} {problem['score']:g}/{problem['max_score']:g} "
-                     f"({passed}/{len(tests)} tests passed)")
-        failed = [t for t in tests if t["status"] != "passed"]
-        shown = [t for t in failed if t["visibility"] == "visible" or release_hidden]
-        diagnoses = dict.fromkeys(line.strip() for t in shown for line in t["output"].splitlines()
-                                  if line.startswith("diagnosis:"))
-        lines += [f"  {d}" for d in diagnoses]
-        if shown and not diagnoses:
-            first = next((t["output"].splitlines()[0] for t in shown if t["output"].strip()), "")
-            if first:
-                lines.append(f"  first failure: {first[:300]}")
-        if shown:
-            names = [t["name"] for t in shown]
-            more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
-            lines.append("  failed: " + ", ".join(names[:SHOWN_NAMES]) + more)
-        hidden = len(failed) - len(shown)
-        if hidden:
-            lines.append(f"  {hidden} hidden test(s) failed (their details are not released)")
-    late = doc.get("late")
-    if late and late["days_late"]:
-        penalty = (f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"]
-                   else ".")
-        lines.append(f"Submitted {late['days_late']} day(s) late"
-                     + (": the LMS applies the late policy." if late_by_lms else penalty))
-    lines += [f"Note: {note}" for note in doc.get("submission_notes", [])]
-    return "\n".join(lines)
+    from grader.lms.exporters.common import student_comment
+
+    return student_comment(doc, score, release_hidden=release_hidden, late_by_lms=late_by_lms)
