@@ -32,6 +32,7 @@ from grader.intake.safezip import extract as unzip
 from grader.lms import downloads
 from grader.lms.downloads.common import Handin, Options, latest, place
 from grader.lms.roster import load as load_roster
+from grader.report import write_atomic
 
 # The whole class's download is the instructor's, but its files are students': unpacked with the
 # same
@@ -90,17 +91,15 @@ def main(
         )
         try:
             record = _write(stage, placed)
-            collected.write(
-                stage,
-                {
-                    "lms": source,
-                    "download": str(download.resolve()),
-                    "collected_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-                    "times": found.times,
-                    "students": record,
-                    "unplaced": unplaced,
-                },
-            )
+            doc = {
+                "lms": source,
+                "download": str(download.resolve()),
+                "collected_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                "times": found.times,
+                "students": record,
+                "unplaced": unplaced,
+            }
+            write_atomic(stage / collected.FILE, collected.dumps(doc))
             if out.exists():
                 out.rmdir()
             stage.rename(out)

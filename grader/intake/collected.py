@@ -83,10 +83,6 @@ def read(folder: Path) -> dict[str, Entry]:
     return found
 
 
-def write(folder: Path, doc: dict) -> None:
-    """Write the record ``doc`` (see the module's docstring) into ``folder``, atomically."""
-    from grader.report import write_atomic
-
-    write_atomic(
-        Path(folder) / FILE, json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    )
+def dumps(doc: dict) -> str:
+    """The record ``doc`` (see the module's docstring) as its file holds it."""
+    return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
