@@ -108,9 +108,20 @@ def test_push_posts_grades_and_comments_then_a_second_push_posts_nothing(course_
     assert canvas_server.puts() == []
     assert "0 posted, 3 unchanged, 0 failed" in out
 
-    canvas_server.submissions["101"]["score"] = 70.0           # changed by hand in Canvas: the grade is put back,
-    canvas_server.log.clear()                                  # the comment (already there) is not posted again
+    # a TA's grade, set in Canvas by hand since the last push: kept (issue 29, item 4), and said
+    canvas_server.submissions["101"]["score"] = 70.0
+    canvas_server.log.clear()
     assert run(course_dir, "canvas", yes=True, env=env, course_id="1234", allow_missing=True) == 0
+    out = capsys.readouterr().out
+    assert canvas_server.puts() == [] and canvas_server.submissions["101"]["score"] == 70.0
+    assert ("kept: ada: Canvas's grade 70.00 was set in Canvas (the last push recorded here "
+            "posted 85.13): kept, 85.13 not posted (--overwrite-lms-grades posts it)") in out
+    assert "0 posted, 2 unchanged, 1 kept, 0 failed, 4 left out" in out
+
+    # asked to, the push puts the grade back; the comment (there) is not posted again
+    canvas_server.log.clear()
+    assert run(course_dir, "canvas", yes=True, env=env, course_id="1234", allow_missing=True,
+               overwrite_lms_grades=True) == 0
     assert canvas_server.puts() == [(base + "101", {"submission[posted_grade]": ["85.13"]})]
     assert "posted: ada: grade 85.13 (was 70.00)" in capsys.readouterr().out
 
@@ -245,7 +256,13 @@ def test_lti_push_posts_the_exported_score_objects_with_a_signed_token(course_di
     folder = read_folder(course_dir / "scores", course_dir / "roster.csv",
                          CourseFile(course_dir / "course.json", None), late_by_lms=False)
     expected, _ = score_objects([r for r in folder.rows if not r.doc.get("blank")], NOW)
-    assert {u: s for u, s in ((k, v[-1]) for k, v in server.scores.items())} == {o["userId"]: o for _, o in expected}
+    # each is the exported object, stamped NOW (a first push), with Canvas's Score API extension
+    # saying it is a grade, not a new submission attempt (new_submission defaults to true: each
+    # post would add an attempt); other platforms ignore a URL-keyed extension (AGS 2.0)
+    canvas = {"https://canvas.instructure.com/lti/submission": {"new_submission": False}}
+    sent = {user: objects[-1] for user, objects in server.scores.items()}
+    assert sent == {o["userId"]: {**o, **canvas} for _, o in expected}
+    assert all(len(v) == 1 for v in server.scores.values())     # the 429 retried, posted once
     assert sorted(server.scores) == ["101", "102", "103"]                      # never grace (106) nor bob (107)
     assert "3 posted, 0 unchanged, 0 failed, 4 left out" in out
     assert key_path.read_text().splitlines()[1] not in out + err
