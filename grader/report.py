@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from grader.errors import GradeError
+from grader.feedback.causes import cause_words, causes, explained, test_names
 from grader.feedback.mismatch import split_diagnosis
 
 SCHEMA_PATH = Path(__file__).with_name("score.schema.json")
@@ -140,7 +141,18 @@ def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = 
 
     failed = [t for t in doc["tests"] if t["status"] != "passed"]
     shown: set[tuple[str, str]] = set()                  # (problem, diagnosis): each said once
-    for t in failed:
+    explains = explained(failed)
+    for group in causes(failed):
+        if len(group) > 1:                               # one cause, said once, its tests listed under it
+            cause, rest = cause_words(group)
+            console.print(f"[red]✗[/] [bold]{escape(group[0]['problem'])}[/]: {escape(cause)}", highlight=False,
+                          soft_wrap=True)
+            console.print(f"    the cause of {len(group)} failed tests: " + ", ".join(test_names(group)),
+                          highlight=False, markup=False, soft_wrap=True)
+            if rest:
+                console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
+            continue
+        t = group[0]
         diagnosis, output = split_diagnosis(t)
         first, _, rest = output.partition("\n")
         console.print(f"[red]✗[/] [bold]{escape(t['problem'])}[/] {escape(t['name'])}: {escape(first)}",
@@ -150,6 +162,10 @@ def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = 
             shown.add((t["problem"], diagnosis))
             console.print("    diagnosis: see above" if said else f"    [bold yellow]diagnosis: {escape(diagnosis)}[/]",
                           highlight=False, soft_wrap=True)
+            tests = explains[(t["problem"], diagnosis)]
+            if not said and len(tests) > 1:
+                console.print(f"    it explains {len(tests)} failed tests: {', '.join(tests)}", highlight=False,
+                              markup=False, soft_wrap=True)
         if rest:
             console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
 

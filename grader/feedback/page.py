@@ -13,6 +13,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from grader.feedback.causes import cause_words, causes, explained, test_names
 from grader.feedback.mismatch import split_diagnosis
 from grader.feedback.templates import macro
 from grader.feedback.templates import render as render_template
@@ -97,10 +98,12 @@ def _figure(figure: Mapping) -> dict:
             "legend": _legend("", scale, sequential)}
 
 
-def _failure(test: Mapping, data: Mapping, shown: set[tuple[str, str]]) -> dict:
+def _failure(test: Mapping, data: Mapping, shown: set[tuple[str, str]],
+             explains: Mapping[tuple[str, str], list[str]]) -> dict:
     """A failed test's article: its message, with the grader's diagnosis (never a line the student printed) in a
-    highlighted box, once per problem: a later test with the same diagnosis refers to it (``shown``: the
-    diagnoses boxed; one mistake fitted to other numbers, say another count, is shown again)."""
+    highlighted box, once per problem, listing every failed test it explains: a later test with the same
+    diagnosis refers to it (``shown``: the diagnoses boxed; one mistake fitted to other numbers, say another
+    count, is shown again)."""
     diagnosis, rest = split_diagnosis(test)
     box = None
     if diagnosis is not None and (test["diagnosis"], diagnosis) in shown:
@@ -108,8 +111,33 @@ def _failure(test: Mapping, data: Mapping, shown: set[tuple[str, str]]) -> dict:
     elif diagnosis is not None:
         shown.add((test["diagnosis"], diagnosis))
         box = "new"
-    return {"name": test["name"], "hidden": test["visibility"] != "visible", "box": box, "diagnosis": diagnosis,
+    return {"group": False, "name": test["name"], "hidden": test["visibility"] != "visible", "box": box,
+            "diagnosis": diagnosis,
+            "explains": explains.get((test["problem"], diagnosis or ""), []) if box == "new" else [],
             "rest": rest, "diff": _diff_maps(data) if "expected" in data and "got" in data else None}
+
+
+def _group(tests: list[Mapping]) -> dict:
+    """One article for the failed tests of one cause (:mod:`grader.feedback.causes`): the cause's words once,
+    the tests it fails listed under them."""
+    cause, rest = cause_words(tests)
+    return {"group": True, "cause": cause, "rest": rest, "tests": test_names(tests)}
+
+
+def _failures(tests: list[Mapping], feedback: Mapping[tuple[str, str], Mapping]) -> list[dict]:
+    """A problem's failed tests: one article per cause that explains several (an import error, a missing
+    function, a stub still raising), one per other test; a diagnosis boxed once with the tests it explains."""
+    failed = [t for t in tests if t["status"] != "passed"]
+    explains = explained(failed)
+    shown: set[tuple[str, str]] = set()
+    articles = []
+    for group in causes(failed):
+        if len(group) > 1:
+            articles.append(_group(group))
+        else:
+            t = group[0]
+            articles.append(_failure(t, feedback.get((t["problem"], t["name"]), {}), shown, explains))
+    return articles
 
 
 def _points(x: float) -> str:
@@ -127,13 +155,11 @@ def render(doc: dict, feedback: Mapping[tuple[str, str], Mapping]) -> str:
     sections = []
     for problem in doc["problems"]:
         tests = [t for t in doc["tests"] if t["problem"] == problem["name"]]
-        shown: set[tuple[str, str]] = set()
         sections.append({
             "name": problem["name"], "grade": _grade_class(problem),
             "points": f'{_points(problem["score"])}/{_points(problem["max_score"])}',
             "figures": [_figure(f) for t in tests for f in feedback.get((t["problem"], t["name"]), {}).get("figures", ())],
-            "failures": [_failure(t, feedback.get((t["problem"], t["name"]), {}), shown)
-                         for t in tests if t["status"] != "passed"],
+            "failures": _failures(tests, feedback),
             "passed": ", ".join(t["name"] for t in tests if t["status"] == "passed")})
     share = doc["score"] / doc["max_score"] if doc["max_score"] else 0.0
     rows = [{"name": p["name"], "passed": f'{p.get("passed", 0)}/{len(p["tests"])}', "grade": _grade_class(p),
