@@ -11,7 +11,8 @@ def mlp(u, W_1, W_2):  # (n, d_model) -> (n, d_model)
     """Position-wise feed-forward network, the same weights for every token: gelu(u @ W_1) @ W_2.
 
     u: (n, d_model). W_1: (d_model, d_ff). W_2: (d_ff, d_model). Returns (n, d_model).
-    GELU sits between the two products (no biases in this exercise).
+    GELU sits between the two products (no biases in this exercise). float32 input and weights give float32 or
+    float64 (both accepted), with the values float64 input gives.
 
     Course check: with W_1 = [I | -I] and W_2 = [I ; I], mlp(u) = gelu(u) + gelu(-u), and
     mlp([-1.102, 0.964, -0.892, 1.030]) is about [0.803, 0.640, 0.560, 0.718].
@@ -35,7 +36,9 @@ def block(x, params, n_heads=1, use_attention=True):  # (n, d_model) -> (n, d_mo
     - use_attention=False skips the first branch entirely: h = x, and attention is not called at all;
     - use your own layernorm, attention, gelu and mlp; don't modify x or params (no x += ..., no new keys in
       params: read the optional ones with params.get);
-    - float32 input and weights give a float32 output.
+    - float32 input and weights give a float array of float32 or float64 (NumPy 2 promotes float32 times a
+      float64 scalar such as np.sqrt(d), NumPy 1 did not: both are accepted) with the values float64 input
+      gives, to float32 precision; float64 input stays float64 throughout (checked to 1e-10).
 
     Course check: for the toy (tests/public/toy.py) the last row is about [-0.436, 1.551, -0.461, 1.698],
     and [-0.248, -0.248, -0.248, 3.088] with use_attention=False.

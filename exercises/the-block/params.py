@@ -10,7 +10,7 @@ def count_params(d_model, n_heads, n_kv_heads=None, d_ff=None, style="gpt2"):  #
     d = d_model, d_head = d_model // n_heads.
 
     style="gpt2" (Radford et al. 2019): every linear layer has a bias; two LayerNorms with gamma and beta;
-    d_ff defaults to 4 * d.
+    d_ff defaults to 4 * d; n_kv_heads is Llama's and is ignored (W_k and W_v are d x d).
         attention = 4 d^2 + 4 d                  W_q, W_k, W_v, W_o and four biases of d
         mlp       = 2 d d_ff + d_ff + d          W_1, W_2 and their biases
         norm      = 4 d                          gamma and beta, twice

@@ -28,7 +28,10 @@ def gqa_attention(u, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, causal=True):  # (
     - scale by sqrt(d_head), not sqrt(d);
     - n_kv_heads must divide n_heads: raise ValueError otherwise;
     - n_kv_heads = n_heads is the-block's multi-head attention, n_kv_heads = 1 is multi-query attention;
-    - write your own softmax (max subtracted, over the last axis); leave the inputs unchanged.
+    - write your own softmax (max subtracted, over the last axis); leave the inputs unchanged;
+    - float32 input and weights give a float array of float32 or float64 (NumPy 2 promotes float32 times a
+      float64 scalar such as np.sqrt(d), NumPy 1 did not: both are accepted) with the values float64 input
+      gives, to float32 precision; float64 input stays float64 throughout.
 
     Course check: the course's script has 5 tokens, d = 8, 2 query heads and 1 K/V head: Q is (2, 5, 4), K and V
     (1, 5, 4) repeated to (2, 5, 4), the weights (2, 5, 5), the output (5, 8).

@@ -20,7 +20,10 @@ def modern_block(x, params, n_heads, n_kv_heads, use_attention=True):  # (n, d) 
     What matters:
     - pre-norm: RMSNorm on each branch's input, the residual adds to the un-normalised stream;
     - use_attention=False skips the first branch entirely: h = x;
-    - use your own rmsnorm, gqa_attention and swiglu; don't modify x or params.
+    - use your own rmsnorm, gqa_attention and swiglu; don't modify x or params (no new keys: params.get);
+    - float32 input and weights give a float array of float32 or float64 (NumPy 2 promotes float32 times a
+      float64 scalar such as np.sqrt(d), NumPy 1 did not: both are accepted) with the values float64 input
+      gives, to float32 precision; float64 input stays float64 throughout.
 
     Course check: the course's script pushes 5 tokens of d = 8 through it (2 query heads, 1 K/V head,
     SwiGLU hidden (5, 21)): (5, 8) in, (5, 8) out.

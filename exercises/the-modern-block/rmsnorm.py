@@ -16,9 +16,12 @@ def rmsnorm(x, gain=None, eps=1e-6):  # (..., d) -> (..., d)
 
     What matters:
     - no mean is subtracted and there is no beta: that is what RMSNorm drops from LayerNorm;
-    - the last axis: each token on its own (axis=-1, keepdims=True);
+    - the last axis: each token on its own (axis=-1, keepdims=True), a square input too;
     - eps inside the square root: a row of zeros gives zeros, not nan;
-    - do not modify x in place, and keep its dtype: float32 in, float32 out.
+    - return a new array: leave x and gain as they were;
+    - float32 input gives a float array of float32 or float64 (NumPy 2 promotes float32 times a
+      float64 scalar such as np.sqrt(d), NumPy 1 did not: both are accepted) with the values float64 input
+      gives, to float32 precision; float64 input stays float64 throughout.
 
     Course check: rmsnorm([3, 4, 5, 6]) is about [0.647, 0.863, 1.078, 1.294] (mean square 21.5, kept: no centring);
     the course's script (5 tokens, d = 8) normalises x with u = rmsnorm(x), shape (5, 8), and a row multiplied

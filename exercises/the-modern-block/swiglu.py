@@ -8,7 +8,8 @@ import numpy as np
 def silu(x):  # (...) -> (...)
     """Elementwise SiLU (also called swish): x times the sigmoid of x.
 
-    x: any shape. Returns the same shape (and dtype).
+    x: any shape. Returns the same shape; float32 input gives float32 or float64 (both accepted), with the
+    values float64 input gives.
 
         silu(x) = x / (1 + exp(-x))
 
