@@ -52,7 +52,7 @@ def main(*, course_path: Path, submissions: Path | None, out_dir: Path, jobs: in
             before = regrade_log.snapshot(out_dir)       # to say what this run changes
             status = _batch(course, submissions, out_dir, jobs, quiet, nbgrader_dir, executor,
                             scheduler, level, force, html, key, written, run_as, table)
-            _log_changes(out_dir, before, quiet)
+            regrade_log.say(out_dir, before, quiet)
     except KeyboardInterrupt:
         click.echo(f"Interrupted: the score files already written are kept in {out_dir} ({len(written)} by this "
                    "run); run the same command again to grade the rest.", err=True)
@@ -60,18 +60,6 @@ def main(*, course_path: Path, submissions: Path | None, out_dir: Path, jobs: in
     finally:
         signal.signal(signal.SIGTERM, previous)
     return status
-
-
-def _log_changes(out_dir: Path, before: dict, quiet: bool) -> None:
-    """Record and say what this run changed since the last (:mod:`grader.commands.regrade_log`)."""
-    found = regrade_log.changes(before, regrade_log.snapshot(out_dir))
-    try:
-        regrade_log.record(out_dir, found)
-    except OSError as err:                     # the grades are written; only the log is not
-        click.echo(f"warning: {out_dir / regrade_log.LOG}: not written: {err}", err=True)
-    if not quiet:
-        for line in regrade_log.lines(found, bool(before)):
-            click.echo(line, err=True)
 
 
 def _interrupt(signum, frame) -> None:

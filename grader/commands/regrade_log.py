@@ -17,6 +17,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import click
+
 LOG = ".grade-log"
 
 
@@ -124,3 +126,15 @@ def lines(found: list[dict], had_files: bool) -> list[str]:
     if new:
         out.append(f"{new} new score file(s) since the last run")
     return out or ["no score changed since the last run"]
+
+
+def say(out_dir: Path, before: dict[str, dict], quiet: bool) -> None:
+    """Record and say (unless ``quiet``) what a run changed since ``before`` (:func:`snapshot`)."""
+    found = changes(before, snapshot(out_dir))
+    try:
+        record(out_dir, found)
+    except OSError as err:                     # the grades are written; only the log is not
+        click.echo(f"warning: {out_dir / LOG}: not written: {err}", err=True)
+    if not quiet:
+        for line in lines(found, bool(before)):
+            click.echo(line, err=True)

@@ -4,11 +4,9 @@ forked grader processes (:func:`run_parallel`), or Dask workers (:func:`run_dask
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
 import signal
 import sys
-from multiprocessing import connection
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Iterable
@@ -58,10 +56,12 @@ def run(course: Course, jobs: Iterable[Job], on_result: Callable[[Graded], None]
     forget_other_courses(course)                         # its `public` suites, never another assignment's
     args = [str(f) for f in suite_files(course, hidden)] + [
         "-c", str(PYTEST_INI), "--rootdir", str(course.root), "--noconftest"]
-    # pytest's plugins that a grading has no use for: each costs a grade check time to load. (unraisableexception:
+    # pytest's plugins that a grading has no use for (the student's code runs in another process: nothing
+    # here to patch, warn, time out or debug): each costs a grade check time to load. (unraisableexception:
     # its two gc.collect()s at the end were 40-80 ms of a grade check.)
-    for name in ("cacheprovider", "terminal", "logging", "unraisableexception", "doctest", "junitxml", "pastebin",
-                 "stepwise", "setuponly", "setupplan", "debugging", "freeze_support"):
+    for name in ("cacheprovider", "terminal", "logging", "unraisableexception", "threadexception", "doctest",
+                 "junitxml", "pastebin", "stepwise", "setuponly", "setupplan", "debugging", "faulthandler",
+                 "freeze_support", "legacypath", "tmpdir", "monkeypatch", "recwarn", "subtests"):
         args += ["-p", f"no:{name}"]
     plugin.start_early()
     try:
@@ -152,6 +152,9 @@ def run_parallel(course: Course, jobs: list[Job], on_result: Callable[[Any], Non
         run(course, jobs, lambda graded: on_result(finish(graded)), hidden=hidden, level=level, tmp_root=tmp_root,
             run_as=run_as)
         return
+    import multiprocessing                          # autograde's alone: not grade check's cost
+    from multiprocessing import connection
+
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     tasks = ctx.Queue()
     tasks.cancel_join_thread()      # interrupted (Ctrl-C) with jobs still queued: exit, do not wait to write them

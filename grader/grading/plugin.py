@@ -8,7 +8,6 @@ Each collected test starts as "not run" with 0 points; only the grader's own ver
 from __future__ import annotations
 
 import dataclasses
-import socket
 import sys
 import time
 from pathlib import Path
@@ -44,7 +43,7 @@ class GradingPlugin:
         self.run_as = run_as
         self.tmp_root = tmp_root
         self.level = level
-        self.warm = warm and hasattr(socket, "send_fds")    # POSIX: fork workers from a warm zygote
+        self.warm = warm and _passes_fds()               # POSIX: fork workers from a warm zygote
         self._zygote: Zygote | None = None
         self._early = first_worker                       # the first submission's worker, started cold and early
         self.jobs = jobs
@@ -284,3 +283,9 @@ class GradingPlugin:
         return Graded(job, self._verdicts.results(nodeids, error), time.monotonic() - started, describe(self.level),
                       error, fault)
 
+
+def _passes_fds() -> bool:
+    """Whether this system passes file descriptors over a socket (a zygote hands out workers so)."""
+    import socket                                    # not grade check's cost: it never starts a zygote
+
+    return hasattr(socket, "send_fds")
