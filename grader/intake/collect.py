@@ -3,7 +3,7 @@
 A submission is a student folder, a zip, a notebook or a single ``.py`` file; or a student's folder in an
 nbgrader course (``submitted/<student>/<assignment>/``). From a folder or a zip only what grading needs is
 taken, wherever it sits (:mod:`grader.intake.files` chooses it: the course's modules and the files beside them);
-notebooks and loose ``.py`` files are converted statically by :mod:`grader.intake.extract`; zips are unpacked by
+notebooks and loose ``.py`` files are converted statically by :mod:`grader.intake.convert`; zips are unpacked by
 :mod:`grader.intake.safezip`. Student code is never run here: the runner grades the resulting folder as usual.
 """
 from __future__ import annotations
@@ -19,13 +19,9 @@ from grader.course.manifest import Course
 from grader.errors import GradeError, StudentError
 from grader.intake import collected
 from grader.intake import files as intake
-from grader.intake import pysource
-from grader.intake.extract import modules_from_cells
+from grader.intake.convert import convert, from_folder, visible
 from grader.intake.safezip import extract as unzip
 from grader.intake.stubs import untouched
-
-MAX_NOTEBOOK_BYTES = 20 << 20
-IGNORED = {".ipynb_checkpoints", "__pycache__", "__MACOSX", "feedback"}
 
 
 @dataclass(frozen=True)
@@ -56,95 +52,6 @@ class Submission:
     def when(self) -> "datetime | str | None":
         """The submission time, the ``timestamp`` flag, or None where no time is read (see ``scoring.finish``)."""
         return self.submitted_at or self.timestamp or None
-
-
-def _visible(path: Path) -> bool:
-    return not path.name.startswith((".", "_")) and path.name not in IGNORED
-
-
-def _notebook_cells(path: Path) -> list[tuple[str, str]]:
-    """``("<file> cell <n>", source)`` for each code cell; raises ValueError when it is not a notebook."""
-    import nbformat                                      # imported here: slow, and only notebooks need it
-
-    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
-    try:
-        notebook = nbformat.read(path, as_version=4)
-        cells = [(i, c) for i, c in enumerate(notebook.cells, 1) if c.get("cell_type") == "code"]
-        return [(f"{path.name} cell {i}", c["source"]) for i, c in cells if isinstance(c.get("source"), str)]
-    except Exception as err:                             # nbformat raises many kinds on a broken file
-        said = " ".join(f"{type(err).__name__}: {err}".split())[:200]      # one line
-        raise StudentError("unreadable", f"{path.name}: not a notebook nbformat reads ({said})" + (
-            "; save it as UTF-8" if isinstance(err, UnicodeDecodeError) else "")) from None
-
-
-def _convert(course: Course, sources: list[Path], target: Path, notes: list[str],
-             unreadable: list[str]) -> Path:
-    """Write the course's modules, built from ``sources`` (notebooks and .py files), into
-    ``target``; a line in ``unreadable`` for each source Python or nbformat cannot read."""
-    cells: list[tuple[str, str]] = []
-    if sum(path.stat().st_size for path in sources) > MAX_SOURCE_BYTES:
-        raise StudentError("too_large", f"more than {MAX_SOURCE_BYTES >> 20} MiB of notebooks and .py files")
-    for path in sources:
-        try:
-            if path.suffix == ".ipynb":
-                cells += _notebook_cells(path)
-            else:
-                cells.append((path.name, pysource.read(path)))        # its coding line honoured
-        except StudentError as err:
-            unreadable.append(err.message)
-        except (OSError, ValueError) as err:
-            unreadable.append(f"{path.name} could not be read: {err}")
-    extracted = modules_from_cells(cells, course.functions)
-    notes += extracted.notes
-    target.mkdir(parents=True)
-    for module, source in extracted.modules.items():
-        # UTF-8, what the import reads: the header is line 1, so no student's coding line counts
-        (target / f"{module}.py").write_text(source, encoding="utf-8")
-    return target
-
-
-def _descend(folder: Path) -> Path:
-    """Go down through folders that hold nothing but one folder (a zip of a folder)."""
-    while True:
-        entries = [p for p in folder.iterdir() if _visible(p)]
-        if len(entries) != 1 or not entries[0].is_dir() or entries[0].is_symlink():
-            return folder
-        folder = entries[0]
-
-
-def _from_folder(course: Course, student: str, folder: Path, work: Path, notes: list[str],
-                 unreadable: list[str], notebook: str | None = None) -> Path:
-    """The folder of modules for a student folder: itself when it holds a module, else a converted copy.
-
-    :param unreadable: gets a line per file converted that could not be read (see :func:`_convert`).
-    :param notebook: the notebook's expected file name (nbgrader), which then wins over any .py file.
-    """
-    folder = _descend(folder)
-    modules = {f"{p.module}.py" for p in course.problems}
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink() and _visible(p))
-    notebooks = [p for p in files if p.suffix == ".ipynb"]
-    if notebook is None and any(p.name in modules for p in files):
-        missing = sorted(modules - {p.name for p in files})
-        if missing:
-            notes.append(f"no {', '.join(missing)} in the submission")
-        return folder
-    if notebooks:
-        if notebook is not None and any(p.name == notebook for p in notebooks):
-            used = [p for p in notebooks if p.name == notebook]
-            notes += [f"{p.name} left out: the notebook graded is {notebook}" for p in notebooks if p not in used]
-        else:
-            used = notebooks
-            if notebook is not None:
-                notes.append(f"no {notebook} (renamed?): graded {', '.join(p.name for p in used)} instead")
-        notes.append(f"graded the code cells of {', '.join(p.name for p in used)}")
-        return _convert(course, used, work / "converted" / student, notes, unreadable)
-    scripts = [p for p in files if p.suffix == ".py"]
-    if not scripts:
-        notes.append("nothing to grade: no course module, notebook or .py file")
-    else:
-        notes.append(f"graded the functions in {', '.join(p.name for p in scripts)}")
-    return _convert(course, scripts, work / "converted" / student, notes, unreadable)
 
 
 def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> Path:
@@ -212,16 +119,16 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
         if path.is_dir() and notebook is not None:      # nbgrader wrote it; in a student's own files it is
             if course.due is not None:                   # whatever the student wrote, so it is not read there
                 submitted_at, flag = _timestamp(path, notes)
-            folder = _from_folder(course, student, path, work, notes, unreadable, notebook)
+            folder = from_folder(course, student, path, work, notes, unreadable, notebook)
         elif path.is_dir():
-            folder = _from_folder(course, student, _take_folder(course, path, work / "taken" / student, notes),
+            folder = from_folder(course, student, _take_folder(course, path, work / "taken" / student, notes),
                                   work, notes, unreadable)
         elif path.suffix == ".zip":
-            folder = _from_folder(course, student, _take_zip(course, path, work / "unzipped" / student, notes),
+            folder = from_folder(course, student, _take_zip(course, path, work / "unzipped" / student, notes),
                                   work, notes, unreadable, notebook)
         else:
             notes.append(f"graded the {'code cells' if path.suffix == '.ipynb' else 'functions'} of {path.name}")
-            folder = _convert(course, [path], work / "converted" / student, notes, unreadable)
+            folder = convert(course, [path], work / "converted" / student, notes, unreadable)
         if unreadable:              # what can be read is graded; this is the error (never "blank")
             error, notes = unreadable[0], notes + unreadable[1:]
     except StudentError as err:
@@ -240,7 +147,6 @@ def one(course: Course, student: str, path: Path, work: Path, notebook: str | No
 
 
 SUFFIXES = (".zip", ".ipynb", ".py")
-MAX_SOURCE_BYTES = 4 << 20   # notebooks and .py files read for one submission
 
 
 def from_path(course: Course, submissions: Path, work: Path) -> tuple[list[Submission], list[str]]:
@@ -258,7 +164,7 @@ def from_path(course: Course, submissions: Path, work: Path) -> tuple[list[Submi
     chosen: dict[str, Path] = {}
     skipped = []
     for entry in sorted(submissions.iterdir()):
-        if not _visible(entry):
+        if not visible(entry):
             continue
         if entry.is_symlink() or not (entry.is_dir() or entry.suffix in SUFFIXES):
             skipped.append(f"{entry}: left out (not a folder, .zip, .ipynb or .py)")
@@ -299,7 +205,7 @@ def from_nbgrader(course: Course, course_dir: Path, assignment: str, work: Path)
     submitted = course_dir / "submitted"
     if not submitted.is_dir():
         raise GradeError(f"{course_dir}: not an nbgrader course (no submitted/ folder)")
-    folders = sorted(p / assignment for p in submitted.iterdir() if _visible(p) and (p / assignment).is_dir())
+    folders = sorted(p / assignment for p in submitted.iterdir() if visible(p) and (p / assignment).is_dir())
     if not folders:
         raise GradeError(f"{submitted}: no student submitted {assignment!r}")
     return [one(course, folder.parent.name, folder, work, notebook=f"{assignment}.ipynb") for folder in folders]
