@@ -81,7 +81,8 @@ def _create(path: Path) -> bytes:
     key = secrets.token_bytes(KEY_BYTES)
     tmp = path.with_name(f"{KEY_NAME}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_BINARY", 0), 0o600)      # the key's bytes as they are (Windows)
         try:
             os.write(fd, key)
             os.fsync(fd)

@@ -61,7 +61,9 @@ def _take_folder(course: Course, folder: Path, dest: Path, notes: list[str]) -> 
     for rel in choice.files:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         # O_NOFOLLOW: a file the listing saw as regular is never read through a link put there since.
-        with os.fdopen(os.open(folder / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as src, \
+        # O_BINARY: the bytes as written, not Windows' text mode (CR LF as LF, nothing after a Ctrl+Z).
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        with os.fdopen(os.open(folder / rel, flags), "rb") as src, \
                 open(dest / rel, "wb") as out:
             shutil.copyfileobj(src, out)
     (dest / choice.root).mkdir(parents=True, exist_ok=True)

@@ -186,7 +186,8 @@ def _reason(root: PurePosixPath, runner_up: PurePosixPath, found: Mapping[PurePo
 def in_folder(folder: Path, functions: Mapping[str, str]) -> Choice:
     """:func:`choose` for a student's folder. ``functions``: each exercise function -> its module."""
     def read(path: PurePosixPath, limit: int) -> bytes:
-        with os.fdopen(os.open(folder / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as f:
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)   # bytes as
+        with os.fdopen(os.open(folder / path, flags), "rb") as f:                  # written (Windows)
             return f.read(limit)
 
     return choose(folder_files(folder), sorted(set(functions.values())), stub_check(functions, read))

@@ -83,7 +83,9 @@ def extract(archive: Path, dest: Path, *, max_files: int = MAX_FILES, max_bytes:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+                    # O_BINARY: Windows' C runtime would write each LF as CR LF
+                    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                                 | getattr(os, "O_BINARY", 0), 0o644)
                 except FileExistsError:
                     notes.append(f"{archive.name}: left out a second {info.filename!r}")
                     continue

@@ -32,11 +32,16 @@ class SocketChannel:
         self._poll.register(sock, select.POLLIN)
 
     def _pump(self) -> None:
-        """Write what the socket takes now of the queued requests. :raises OSError: the worker is gone."""
+        """Write what the socket takes now of the queued requests; none once the worker is gone
+        (its end is read after the replies it sent before it died: a death is the call's that was
+        running, not the one written after it)."""
         while self._out:
             try:
                 written = self.sock.send(self._out)
             except BlockingIOError:
+                return
+            except OSError:
+                self._out.clear()
                 return
             del self._out[:written]
 
@@ -66,8 +71,7 @@ class SocketChannel:
             return size > 0
 
     def send(self, data: bytes, timeout: float) -> None:
-        """Queue ``data`` and write what the worker takes now (the rest while its replies are awaited).
-        :raises OSError: the worker is gone."""
+        """Queue ``data`` and write what the worker takes now (the rest while its replies are awaited)."""
         self._out += data
         self._pump()
 

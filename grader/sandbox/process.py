@@ -126,7 +126,7 @@ class WorkerProcess:
         self.level = level
         self.zygote = zygote
         self.fork = fork and level == PROCESS and zygote is None and sys.platform.startswith("linux") \
-            and run_as is None
+            and run_as is None and hasattr(os, "fork")
         self._drop_uid = level == BWRAP and os.geteuid() == 0
         self._run_as = zygote.run_as if zygote is not None else run_as_ids(run_as, level)
         tmp_root = Path(tmp_root).resolve() if tmp_root else None
@@ -245,9 +245,9 @@ class WorkerProcess:
                 pass                                     # torn down: the next spawn says so, if one comes
         elif proc is not None:
             try:
-                if os.name == "posix":
+                if hasattr(os, "killpg"):                # the worker's session: all it started
                     os.killpg(proc.pid, signal.SIGKILL)
-                else:
+                else:                                    # Windows: TerminateProcess, the worker alone
                     proc.kill()
             except (ProcessLookupError, PermissionError):
                 pass
