@@ -16,20 +16,23 @@ A ?= the-block
 # nbgrader runs alembic and jupyter by name: the venv's bin goes first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install demo test test-container release bench diagnoses feedback fairness crosscheck chromium clean
+.PHONY: install demo test test-container release bench diagnoses feedback fairness crosscheck \
+        chromium clean
 
 install: $(STAMP)
 
-# apt-get runs for two packages only, each only when missing, on Linux with apt-get: bubblewrap (the
-# instructor's sandbox; students' machines, macOS and Windows do without) and chromium (`make test`: the
-# feedback page's screenshot test). NO_APT=1 installs neither: autograde then needs --unsafe, and the
-# tests that need them say what is missing.
+# apt-get runs for two packages only, each only when missing, on Linux with apt-get: bubblewrap
+# (the instructor's sandbox; students' machines, macOS and Windows do without) and chromium
+# (`make test`: the feedback page's screenshot test). NO_APT=1 installs neither: autograde then
+# needs --unsafe, and the tests that need them say what is missing.
 NO_APT ?=
-SANDBOX_PKG := $(shell [ -z "$(NO_APT)" ] && [ "$$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null \
-                 && command -v apt-get >/dev/null && echo bubblewrap)
+SANDBOX_PKG := $(shell [ -z "$(NO_APT)" ] && [ "$$(uname -s)" = Linux ] \
+                 && ! command -v bwrap >/dev/null && command -v apt-get >/dev/null \
+                 && echo bubblewrap)
 
 $(STAMP): pyproject.toml
-	@if [ -n "$(SANDBOX_PKG)" ]; then echo "installing bubblewrap (autograde's sandbox; NO_APT=1 skips it)"; \
+	@if [ -n "$(SANDBOX_PKG)" ]; then \
+	  echo "installing bubblewrap (autograde's sandbox; NO_APT=1 skips it)"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq bubblewrap; \
 	  else sudo apt-get install -y -qq bubblewrap || echo "bubblewrap not installed: autograde needs it (or --unsafe)"; fi; fi
 	$(PYTHON) -m venv $(VENV)
@@ -49,16 +52,20 @@ demo: $(STAMP)
 test: $(NB_STAMP) chromium
 	$(BIN)/python -m pytest
 
-# The container image's entry point in the image's system, built from Debian's packages with debootstrap
-# (container/rootfs.sh; minutes, as root; not part of `make test`): installs debootstrap when missing.
+# The container image's entry point in the image's system, built from Debian's packages with
+# debootstrap (container/rootfs.sh; minutes, as root; not part of `make test`): installs debootstrap
+# when missing.
 test-container: $(STAMP)
-	@command -v debootstrap >/dev/null 2>&1 || { echo "installing debootstrap (it builds the image's system)"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; }
-	$(SUDO) env GRADE_CONTAINER_TEST=1 $(BIN)/python -m pytest -m container tests/unit/test_container.py
+	@command -v debootstrap >/dev/null 2>&1 || { \
+	  echo "installing debootstrap (it builds the image's system)"; $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; }
+	$(SUDO) env GRADE_CONTAINER_TEST=1 $(BIN)/python -m pytest -m container \
+	  tests/unit/test_container.py
 
 # The feedback page's test renders it in headless Chromium; on Debian this installs it when missing.
 chromium:
-	@[ -n "$(NO_APT)" ] || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	@[ -n "$(NO_APT)" ] || command -v chromium >/dev/null 2>&1 || \
+	  command -v chromium-browser >/dev/null 2>&1 || \
 	  { echo "installing chromium (the feedback page's test renders it headless; NO_APT=1 skips it)"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
