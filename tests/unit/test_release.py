@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -203,6 +204,22 @@ def test_a_rerun_replaces_the_release_but_never_a_folder_it_did_not_write(releas
         result = grade("release", "--out", again, "--nbgrader-dir", tmp_path / "nb",
                        "--course", PROJECT / "course.json", "-a", THE_BLOCK)
         assert result.exit_code == 0, result.output
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+def test_the_release_is_readable_by_all_who_can_read_its_parent_whatever_the_umask(tmp_path):
+    """Copied with `cp -r` to a lab server's shared folder, a release written under umask 077 (and
+    mkdtemp's 0700) left other students with pip's "Directory ... is not installable"."""
+    old = os.umask(0o077)
+    try:
+        result = grade("release", "--out", tmp_path / "release", "--nbgrader-dir", tmp_path / "nb",
+                       "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    paths = [tmp_path / "release", *(tmp_path / "release").rglob("*")]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in paths if p.is_dir()} == {0o755}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in paths if p.is_file()} == {0o644}
 
 
 def source_notebook(released):
