@@ -30,7 +30,8 @@ RENAMED = re.compile(r"^(?P<stem>.+)-\d+(?P<suffix>\.(?:py|ipynb|zip))$")
 
 def read(root: Path, options: Options) -> Read:
     """The download's hand-ins, one per student (their attachments together)."""
-    found = Read(times="none (Canvas's download marks LATE only: Canvas applies its late policy)")
+    found = Read(times="none (Canvas's download marks LATE only: Canvas applies its late policy; "
+                       "export or push with --late-by-lms)")
     by_user: dict[str, Handin] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
         name = path.name
@@ -55,9 +56,11 @@ def read(root: Path, options: Options) -> Read:
                 source=f"{hit['name']}{hit['late'] or ''}_{uid}_*",
             )
         if hit["late"] and not any("LATE" in n for n in handin.notes):
+            # a note goes to the student too (the score file's notes are in every comment):
+            # the instructor's --late-by-lms is said in collect's summary line instead
             handin.notes.append(
                 "Canvas marked it LATE; its download carries no submission time, so Canvas's "
-                "own late policy applies (export with --late-by-lms)"
+                "own late policy applies"
             )
         handin.files.append(
             (path, hit["file"] if "file" in hit.groupdict() else f"{hit['kind']}.html")
