@@ -239,8 +239,9 @@ def test_autograde_names_an_overrides_row_for_nobody_and_stops_on_a_bad_row(mini
 
 
 def test_the_walkthroughs_late_work_and_overrides_are_real(tmp_path):
-    """The README's walkthrough: the shipped course.json makes its nbgrader submission late (10 points), and the
-    overrides rows it appends are valid for the-block and name its example students."""
+    """The instructors' walkthrough (docs/instructors.md, the term): the shipped course.json makes its nbgrader
+    submission late (10 points), and the overrides rows it appends are valid for the-block and name its example
+    students."""
     import re
     import shutil
     import subprocess
@@ -249,8 +250,7 @@ def test_the_walkthroughs_late_work_and_overrides_are_real(tmp_path):
 
     from grader.course.late import assess, parse_timestamp
 
-    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
-    walkthrough = readme[readme.index("### Walkthrough"):readme.index("### The course")]
+    walkthrough = (PROJECT / "docs" / "instructors.md").read_text(encoding="utf-8")
     course = load_course(PROJECT / "course.json", THE_BLOCK)
     stamp = re.search(r'echo "([^"]+)" > nbgrader_course/submitted/grace_partial', walkthrough).group(1)
     late = assess(parse_timestamp(stamp), course.due, course.late_policy, course.max_score)
