@@ -2,8 +2,9 @@
 overrides CSV (course.json ``overrides``) after the same checks every row of that file gets
 (:func:`grader.course.overrides.load`: the kind, the problem, the points and their bounds, the due
 date, one extension a student, a reason and who made it). The next ``grade autograde`` applies it to
-the kept score file (re-scored, not regraded) and its summary says so; nothing is written when the
-row, or the file with it, would not load."""
+the kept score file (re-scored, not regraded; regraded when it writes pages, ``--html``: a page
+needs the results) and its summary says so; nothing is written when the row, or the file with it,
+would not load."""
 
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def add(
     what = f"extension to {due}" if kind == "extension" else f"{kind} {problem} {points}"
     click.echo(
         f"{path}: line {line}: {what} for {student} ({reason}; by {by}): the next grade "
-        "autograde applies it (re-scored, not regraded) and its summary shows it"
+        "autograde applies it (re-scored, or regraded with --html: a page needs the results) and "
+        "its summary shows it"
     )
     return ExitStatus.OK
 
