@@ -114,3 +114,36 @@ def test_both_quick_starts_run_as_written_on_a_fresh_copy(tmp_path):
     assert "dry run, nothing posted" in said[instructor[5][0]]
     regrades = " ".join(said[instructor[6][0]].split())
     assert "changed since the last run: edsger_post_ln:" in regrades and "block +5 by hand" in regrades
+
+
+def test_the_authors_worked_example_grades_a_class_from_an_empty_folder(tmp_path):
+    """docs/authors.md's worked example, as written: each file it shows (a bold `path` before a fenced block)
+    written into an empty folder, then its commands run there with `grade` on PATH; the grades and the
+    diagnosis it says come out."""
+    page = (PROJECT / "docs" / "authors.md").read_text(encoding="utf-8")
+    start = page.index("\n## A worked example")
+    section = page[start:page.find("\n## ", start + 1)]
+    files, commands, after = [], [], 0
+    for block in re.finditer(r"```(\w+)\n(.*?)```", section, re.S):
+        if block.group(1) == "sh":
+            commands += [line for line in block.group(2).splitlines() if line.strip()]
+        else:                                    # the file named in bold just before it
+            files.append((re.findall(r"\*\*`([^`]+)`\*\*", section[after:block.start()])[-1], block.group(2)))
+        after = block.end()
+    assert len(files) == 9 and len(commands) == 6, (files, commands)
+    folder = tmp_path / "course"
+    folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PATH"] = f"{PROJECT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    run(commands[0], folder, env)           # the layout first: the files go into its folders
+    for path, text in files:
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text, encoding="utf-8")
+    said = "".join(run(command, folder, env) for command in commands[1:])
+    assert "course is valid" in said and "property tests 1 of 10 points (10%)" in said
+    import json
+
+    scores = {s: json.loads((folder / "scores" / "softmax" / f"{s}.json").read_text()) for s in ("ada", "alan", "emmy")}
+    assert {s: d["score"] for s, d in scores.items()} == {"ada": 10, "alan": 6, "emmy": 1}
+    assert {t.get("diagnosis") for t in scores["emmy"]["tests"]} - {None} == {"softmax.axis0"}
+    assert (folder / "scores" / "softmax" / "emmy.html").is_file() and (folder / "release" / "course.json").is_file()
