@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import importlib
 import sys
+from functools import partial
 from types import SimpleNamespace
 
 from grader.course.manifest import Course
@@ -28,7 +29,15 @@ def load_reference(course: Course, remember: bool = False) -> SimpleNamespace:
     finally:
         sys.path.remove(str(course.solutions))
     functions = {f: getattr(modules[p.module], f) for p in course.problems for f in p.functions}
-    return SimpleNamespace(**{f: remembered(v, f) if remember else v for f, v in functions.items()})
+    return SimpleNamespace(**{f: remembered(v, f) if remember else v for f, v in functions.items()},
+                           call_with_inputs=partial(_with_inputs, functions))
+
+
+def _with_inputs(functions: dict, name: str, *args, **kwargs) -> tuple:
+    """``reference.call_with_inputs(name, *args, **kwargs)``, as the student proxy's: the value,
+    and the arguments as the function left them (a Generator advanced by its draws), on copies."""
+    args, kwargs = copy.deepcopy(list(args)), copy.deepcopy(kwargs)
+    return functions[name](*args, **kwargs), args, kwargs
 
 
 def remembered(function, name: str):

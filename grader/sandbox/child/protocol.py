@@ -6,9 +6,10 @@ Each message is a list of frames; a frame is an 8-byte big-endian length and tha
 many bytes. Frame 0 is a JSON document (``allow_nan`` so a student's NaN survives the trip); each
 further frame is one array's raw bytes in C order (``ndarray.tobytes``), referenced from the JSON as
 ``{"$nd": index, "dtype": "<f8", "shape": [2, 3]}`` and rebuilt with ``np.frombuffer``; only numeric
-dtypes pass. Dicts travel as ``{"$dict": {...}}``. (The ``.npy`` format carries the same three
-things, but ``np.load`` parses its header with ``ast.literal_eval``: 90 µs an array, a third of a
-call's round trip.)
+dtypes pass. Dicts travel as ``{"$dict": {...}}``, and a numpy random ``Generator`` as its bit
+generator's state, ``{"$rng": {...}}`` (:func:`_generator`). (The ``.npy`` format carries the
+same three things, but ``np.load`` parses its header with ``ast.literal_eval``: 90 µs an array, a
+third of a call's round trip.)
 """
 from __future__ import annotations
 
@@ -138,6 +139,12 @@ def encode(obj) -> list[bytes]:
             if left < 0 or (value and depth >= MAX_DEPTH):
                 raise WireError("too_large", "the value is nested too deeply or has too many items")
             return {"$dict": {k: v if type(v) in _PLAIN else walk(v, depth + 1) for k, v in value.items()}}
+        if kind.__name__ == "Generator" and kind.__module__ == "numpy.random._generator":
+            state = value.bit_generator.state            # (a fresh dict of ints and numeric arrays)
+            if state.get("bit_generator") not in _BIT_GENERATORS:
+                raise WireError("bad_type", "returned a numpy Generator whose bit generator "
+                                "may not travel")
+            return {"$rng": walk(state, depth + 1)}
         if isinstance(value, np.ndarray):
             raise WireError("bad_type", f"returned a {kind.__module__}.{kind.__name__} (a subclass of "
                             "numpy.ndarray): return a plain numpy array, e.g. np.asarray(...)")
@@ -168,6 +175,27 @@ _DTYPES = {dt.str: dt for code in "?bBhHiIlLqQefdgFDG" for order in "<>|"
            for dt in [np.dtype(code).newbyteorder(order) if order != "|" else np.dtype(code)]}
 
 
+# The bit generators a Generator may travel with: numpy's, rebuilt by these names (not a message's).
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+
+
+def _generator(state):
+    """A decoded ``$rng`` -> a new ``numpy.random.Generator`` in that state: a call's draws are the
+    same on both sides, and a suite sees how far the student's function advanced the generator it
+    was given. Raises WireError unless ``state`` is a valid state of a bit generator of numpy's."""
+    name = state.get("bit_generator") if type(state) is dict else None
+    if name not in _BIT_GENERATORS:
+        raise WireError("bad_type", "a random generator whose bit generator may not travel")
+    import numpy.random                        # (loaded lazily: most calls pass no generator)
+    bit_generator = getattr(numpy.random, name)()
+    try:
+        bit_generator.state = state
+    except Exception:                          # a forged state: out of range, wrong keys or arrays
+        raise WireError("bad_type", "a random generator in a state its bit generator refuses") \
+            from None
+    return numpy.random.Generator(bit_generator)
+
+
 def decode(frames: list[bytes], head: dict | None = None):
     """Frames -> plain data; arrays come back as exact, writable ndarrays of a numeric dtype.
     ``head``: frame 0 already parsed."""
@@ -186,6 +214,8 @@ def decode(frames: list[bytes], head: dict | None = None):
                     raise WireError("bad_type", "a reference to an array that is not there (or used twice)")
                 used.add(index)                          # each frame becomes one array: no amplification
                 return _array(frames[1 + index], value.get("dtype"), value.get("shape"))
+            if "$rng" in value:
+                return _generator(walk(value["$rng"], depth + 1))
             items = value["$dict"]
             if type(items) is not dict:
                 raise WireError("bad_type", "a dict that is not one")
