@@ -54,9 +54,18 @@ class _Lost(Exception):
 
 
 def encode_call(function: str, args: Sequence, kwargs: Mapping, return_inputs: bool = False) -> list[bytes]:
-    """A call as wire frames, without its ticket: byte for byte the same for the same call."""
-    return wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
-                        "return_inputs": return_inputs})
+    """A call as wire frames, without its ticket: byte for byte the same for the same call.
+
+    :raises wire.WireError: an argument may not travel (the suite's error: said as the argument's).
+    """
+    try:
+        return wire.encode({"function": function, "args": list(args), "kwargs": dict(kwargs),
+                            "return_inputs": return_inputs})
+    except wire.WireError as err:            # its words are a reply's ("returned a ...")
+        what = str(err).replace("returned ", "", 1).partition(": return")[0]
+        raise wire.WireError(err.kind, f"{function}() cannot be sent this call: an argument may "
+                             f"not travel to the worker ({what}); the types that do are listed in "
+                             "grader.feedback.values") from None
 
 
 class InFlight:

@@ -200,3 +200,13 @@ def test_a_forged_generator_state_is_refused_as_the_wire_refuses_any_bad_value()
             wire.decode([forged])
     with pytest.raises(wire.WireError, match="return a numpy array"):
         wire.encode([np.random.PCG64(0)])                             # a bit generator alone: no
+
+
+def test_an_argument_that_may_not_travel_is_said_as_the_suites_argument_not_a_return():
+    from grader.sandbox.inflight import encode_call
+
+    with pytest.raises(wire.WireError) as caught:
+        encode_call("sample", [np.ones(2), {1, 2}], {})
+    assert str(caught.value) == ("sample() cannot be sent this call: an argument may not travel to "
+                                 "the worker (a builtins.set); the types that do are listed in "
+                                 "grader.feedback.values")
