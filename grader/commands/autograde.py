@@ -256,12 +256,15 @@ def choose_level(level: str, unsafe: bool, run_as: str | None = None) -> str:
     """The isolation level for autograde: refuse to run without a sandbox unless --unsafe."""
     available = sandbox.available_levels()
     chosen = available[0] if level == "auto" else level
+    why = sandbox.bwrap_unusable()
+    fix = "make bubblewrap usable (Debian: apt-get install bubblewrap libseccomp2)"
     if chosen not in available:
-        raise GradeError(f"--sandbox {level}: not available on this machine (install bubblewrap: "
-                         "apt-get install bubblewrap)")
+        raise GradeError(f"--sandbox {level}: not available on this machine ({why}): {fix}")
     if chosen == sandbox.PROCESS and not unsafe:
-        raise GradeError("no sandbox: student code would run with only process isolation; install bubblewrap "
-                         "(apt-get install bubblewrap) or pass --unsafe")
+        raise GradeError(f"no sandbox ({why}): student code would run with only process "
+                         f"isolation; {fix} or pass --unsafe")
+    if level == "auto" and chosen == sandbox.PROCESS and (note := sandbox.fallback_note()):
+        click.echo(note, err=True)
     if chosen == sandbox.PROCESS and os.name == "posix" and os.geteuid() == 0 and not run_as:
         click.echo("Warning: --unsafe as root: student code runs as root with only process isolation and can "
                    "read, change or kill anything on this machine; grade as an unprivileged user, or use bwrap.",

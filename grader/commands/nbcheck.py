@@ -81,13 +81,15 @@ def main(argv: list[str]) -> int:
     from grader.course.manifest import load
     from grader.grading.results import Job
     from grader.grading.executors import run
-    from grader.sandbox.policy import available_levels
+    from grader.sandbox.policy import available_levels, fallback_note
     from grader.scoring import score
 
     course_path, assignment, folder, result = argv[:4]
     hidden = "--hidden" in argv[4:]
     course = load(course_path, assignment)
     graded: list = []
+    if note := fallback_note():
+        print(note, file=sys.stderr)
     run(course, [Job("notebook", Path(folder))], graded.append, hidden=hidden, level=available_levels()[0],
         warm=False)
     Path(result).write_text(json.dumps(score(course, graded[0], hidden=hidden)), encoding="utf-8")

@@ -13,7 +13,7 @@ from grader.errors import ExitStatus, GradeError
 from grader.feedback.glyphs import console
 from grader.grading import executors
 from grader.grading.results import Job
-from grader.sandbox.policy import available_levels
+from grader.sandbox.policy import available_levels, fallback_note
 
 
 def main(*, course_path: Path) -> ExitStatus:
@@ -32,6 +32,8 @@ def main(*, course_path: Path) -> ExitStatus:
         raise GradeError(f"{course.path}: field 'solutions': needed to validate the course")
     docs: list = []
     jobs = [Job("reference", course.solutions), Job("stubs", course.exercises)]
+    if note := fallback_note():
+        click.echo(note, err=True)
     executors.run(course, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True,
                   level=available_levels()[0])
     reference, stubs = docs

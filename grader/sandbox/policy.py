@@ -1,13 +1,11 @@
-"""What the sandbox lets a worker see and do: the levels (bwrap, process), the bubblewrap command line
-(which files are visible inside), the seccomp filter, the private copy of a submission, the worker's
-environment, and the user a worker runs as without bubblewrap.
+"""What the sandbox lets a worker see and do: the levels (bwrap, process), the bubblewrap command
+line (which files are visible inside), the private copy of a submission, the worker's environment,
+and the user a worker runs as without bubblewrap (seccomp: :mod:`grader.sandbox.seccomp`).
 """
 from __future__ import annotations
 
-import errno
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -16,6 +14,7 @@ from pathlib import Path
 
 from grader.course.limits import MAX_SUBMISSION_BYTES, MAX_SUBMISSION_FILES
 from grader.errors import GradeError, StudentError
+from grader.sandbox.seccomp import _seccomp_file
 
 
 CHILD = Path(__file__).resolve().with_name("child")     # the code that runs inside the sandbox
@@ -73,88 +72,6 @@ def allowed_packages(names: tuple[str, ...]) -> dict[str, Path]:
     return found
 
 
-# Syscalls the sandbox refuses (EPERM): the kernel keyring (as root the sandbox shares the host's user
-# keyring of `nobody`, which outlives every run), POSIX message queues (they outlive the workers in the
-# sandbox's IPC namespace), and reading or tracing another process.
-BLOCKED_SYSCALLS = ("add_key", "request_key", "keyctl", "mq_open", "mq_unlink", "ptrace", "process_vm_readv",
-                    "process_vm_writev")
-
-
-@lru_cache(maxsize=1)
-def _seccomp_program() -> bytes:
-    """The BPF program for bwrap's ``--seccomp``, written by libseccomp (``pyseccomp``).
-
-    :raises Exception: libseccomp is missing or unusable (then the bwrap level is not offered).
-    """
-    import pyseccomp
-
-    rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for name in BLOCKED_SYSCALLS:
-        rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
-    with tempfile.TemporaryFile() as bpf:
-        rules.export_bpf(bpf)
-        bpf.seek(0)
-        return bpf.read()
-
-
-# A process's own namespaces and mounts: an uncapped tmpfs of its own would hold memory no limit counts (and
-# the sandbox's view of the file system is the grader's to make). The worker mounts its private /tmp before
-# it adds the filter; nothing after it needs any of these.
-NAMESPACE_SYSCALLS = ("unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount",
-                      "fsconfig", "fspick", "move_mount", "open_tree", "mount_setattr", "memfd_create",
-                      "memfd_secret", "timer_create")
-CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
-F_SETSIG, TIOCSIG = 10, 0x40045436
-
-
-@lru_cache(maxsize=1)
-def worker_seccomp_program() -> bytes | None:
-    """The filter every worker adds to its own process before any student code (Linux; None without
-    libseccomp or when it cannot load):
-
-    - no SIGKILL by any route the kernel offers: sent (kill, tkill, tgkill, sigqueue, a pidfd), asked for as
-      a child's exit signal (clone), as an I/O signal (fcntl F_SETSIG), a timer's (timer_create) or a
-      terminal's (ioctl TIOCSIG), and no lowering of its own limits (past a lowered CPU limit the kernel
-      SIGKILLs it); a worker's death by SIGKILL then comes from outside its code, and is the machine's only on
-      the kernel's word (:func:`grader.sandbox.replies.oom_kills`);
-    - no namespaces and no mounts of its own (``NAMESPACE_SYSCALLS``; clone3, whose flags a filter cannot
-      read, answers ENOSYS, so the C library falls back to clone, whose flags it can), and no memory-backed
-      file outside the size-capped /tmp (memfd_create)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import pyseccomp
-    except Exception:                                    # ImportError; RuntimeError when libseccomp is missing
-        return None
-    rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    eperm = pyseccomp.ERRNO(errno.EPERM)
-    for name, arg in (("kill", 1), ("tkill", 1), ("tgkill", 2), ("rt_sigqueueinfo", 1), ("rt_tgsigqueueinfo", 2),
-                      ("pidfd_send_signal", 1)):
-        rules.add_rule(eperm, name, pyseccomp.Arg(arg, pyseccomp.EQ, signal.SIGKILL))
-    rules.add_rule(eperm, "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, 0xFF, signal.SIGKILL))
-    for flag in CLONE_NAMESPACES:
-        rules.add_rule(eperm, "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, flag, flag))
-    rules.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
-    rules.add_rule(eperm, "fcntl", pyseccomp.Arg(1, pyseccomp.EQ, F_SETSIG))
-    rules.add_rule(eperm, "ioctl", pyseccomp.Arg(1, pyseccomp.EQ, TIOCSIG))
-    for name in NAMESPACE_SYSCALLS:
-        rules.add_rule(eperm, name)
-    rules.add_rule(eperm, "setrlimit")
-    rules.add_rule(eperm, "prlimit64", pyseccomp.Arg(2, pyseccomp.NE, 0))     # reading a limit stays allowed
-    with tempfile.TemporaryFile() as bpf:
-        rules.export_bpf(bpf)
-        bpf.seek(0)
-        return bpf.read()
-
-
-def _seccomp_file():
-    """A temporary file holding the seccomp program, at its start, for one bwrap to read (``--seccomp FD``)."""
-    bpf = tempfile.TemporaryFile()
-    bpf.write(_seccomp_program())
-    bpf.seek(0)
-    return bpf
-
-
 def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, seccomp_fd: int,
                    inside: str = "/submission", imports: tuple[str, ...] = ("numpy",)) -> list[str]:
     """The bubblewrap command line: a mount namespace holding only /usr, the Python runtime (its
@@ -191,27 +108,48 @@ def _bwrap_command(copy: Path, python: list[str], drop_uid: bool, seccomp_fd: in
     return cmd + python
 
 
+# What every worker at the bwrap level does first: mount a private /tmp of its own (a kernel or a
+# security module may allow bwrap's namespaces and still refuse that mount).
+PROBE = "import sys; sys.path[:0] = ['/worker']; import confine; confine._private_tmp(1 << 20, 8)"
+
+
 @lru_cache(maxsize=1)
-def _bwrap_works() -> bool:
-    if os.name != "posix" or shutil.which("bwrap") is None:
-        return False
+def bwrap_unusable() -> str | None:
+    """Why this machine offers no bwrap level, in a few words; None when it does (a worker's start
+    works)."""
+    if not sys.platform.startswith("linux") or shutil.which("bwrap") is None:
+        return "bubblewrap is not installed"
     try:
         bpf = _seccomp_file()
-    except Exception:                                    # no libseccomp (or pyseccomp): no bwrap level
-        return False
-    with bpf, tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:    # the zygote's ping checks numpy
-        cmd = _bwrap_command(Path(tmp), [_interpreter(), "-I", "-S", "-c", "pass"], os.geteuid() == 0,
-                             bpf.fileno())
+    except Exception as err:                 # pyseccomp: RuntimeError when libseccomp is missing
+        return f"libseccomp cannot be loaded ({err})"
+    with bpf, tempfile.TemporaryDirectory(prefix="grade-probe-") as tmp:  # the zygote checks numpy
+        python = [_interpreter(), "-I", "-S", "-c", PROBE]
+        cmd = _bwrap_command(Path(tmp), python, os.geteuid() == 0, bpf.fileno())
         try:
-            return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  timeout=30, pass_fds=(bpf.fileno(),)).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            return False
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+                                  pass_fds=(bpf.fileno(),))
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"bwrap could not start ({err})"
+    said = proc.stderr.decode(errors="replace").strip().splitlines()
+    return f"bwrap cannot run here ({said[-1] if said else f'exit status {proc.returncode}'})" \
+        if proc.returncode else None
 
 
 def available_levels() -> list[str]:
     """The isolation levels this machine offers, strongest first: ``bwrap`` (Linux with bubblewrap), ``process``."""
-    return ([BWRAP] if _bwrap_works() else []) + [PROCESS]
+    return ([BWRAP] if bwrap_unusable() is None else []) + [PROCESS]
+
+
+def fallback_note() -> str | None:
+    """The one line a command taking the strongest level says when bubblewrap is installed but
+    cannot be used (no libseccomp, a namespace or mount refused): what isolation is in effect
+    instead. None when bwrap works or is not installed (a student's laptop, where process isolation
+    is what is expected)."""
+    why = bwrap_unusable()
+    if why is None or shutil.which("bwrap") is None:
+        return None
+    return f"note: {why}: the code runs with process isolation only (rlimits), not in bwrap"
 
 
 def describe(level: str) -> str:

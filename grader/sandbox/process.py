@@ -21,8 +21,8 @@ from grader.errors import GraderFault
 from grader.sandbox.channel import PipeChannel, SocketChannel
 from grader.sandbox.clock import Meter
 from grader.sandbox.policy import (BWRAP, DROP_UID, PROCESS, SANDBOX_TMP_BYTES, SANDBOX_TMP_INODES, SITE, WORKER_SCRIPT,
-                                   _bwrap_command, _interpreter, _seccomp_file, _worker_env, private_copy, run_as_ids,
-                                   worker_seccomp_program)
+                                   _bwrap_command, _interpreter, _worker_env, private_copy, run_as_ids)
+from grader.sandbox.seccomp import _seccomp_file, worker_seccomp_program
 from grader.sandbox.zygote import Zygote
 
 

@@ -76,7 +76,7 @@ def oom_kills() -> int | None:
     """How many processes the kernel's out-of-memory killer has killed since the machine started (Linux's
     /proc/vmstat; None where it cannot be read): a worker's death by SIGKILL is the machine's only when this
     rose while it ran. The worker's filter closes every route by which its own code could have the kernel
-    SIGKILL it (:func:`grader.sandbox.policy.worker_seccomp_program`)."""
+    SIGKILL it (:func:`grader.sandbox.seccomp.worker_seccomp_program`)."""
     try:
         with open("/proc/vmstat", "rb") as f:
             for line in f:

@@ -18,8 +18,9 @@ from typing import Any, Sequence
 from grader.course.limits import Limits
 from grader.errors import GradeError, GraderFault
 from grader.sandbox import cgroups
-from grader.sandbox.policy import (BWRAP, SITE, WORKER_SCRIPT, _bwrap_command, _interpreter, _seccomp_file, _worker_env,
-                                   run_as_ids, scratch)
+from grader.sandbox.policy import (BWRAP, SITE, WORKER_SCRIPT, _bwrap_command, _interpreter, _worker_env, run_as_ids,
+                                   scratch)
+from grader.sandbox.seccomp import _seccomp_file
 
 
 class Zygote:

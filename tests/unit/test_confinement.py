@@ -1,4 +1,4 @@
-"""What a worker may not do to itself or the machine (grader.sandbox.policy.worker_seccomp_program): have the kernel
+"""What a worker may not do to itself or the machine (grader.sandbox.seccomp.worker_seccomp_program): have the kernel
 SIGKILL it by any route (a student about to fail would make the grade a grader fault: withheld from every export),
 or make namespaces and mounts of its own (an uncapped tmpfs holds memory no limit counts); and how a worker's
 death by SIGKILL is told: the machine's only on the kernel's word (its out-of-memory killer's count)."""
@@ -14,7 +14,8 @@ import pytest
 from grader.errors import GraderFault, StudentError
 from grader.sandbox import inflight
 from grader.sandbox.client import Worker
-from grader.sandbox.policy import available_levels, worker_seccomp_program
+from grader.sandbox.policy import available_levels
+from grader.sandbox.seccomp import worker_seccomp_program
 from grader.sandbox.zygote import Zygote
 
 LEVELS = available_levels()

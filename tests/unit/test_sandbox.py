@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -738,3 +740,101 @@ def test_imports_that_sleep_cannot_stall_the_batch_restart_after_restart(submiss
                 call(w, "f")
             messages.append(err.value.message)
         assert "importing mod.py" in messages[-1], messages      # its budget used up: it no longer imports
+
+
+# ---------------------------------------------------------------- where bubblewrap cannot be used
+
+def _without_bwrap_level(monkeypatch, **replaced):
+    """policy with ``replaced`` attributes, its probe's answer forgotten (again after the test)."""
+    import grader.sandbox.policy as policy
+
+    for name, value in replaced.items():
+        monkeypatch.setattr(policy, name, value)
+    policy.bwrap_unusable.cache_clear()
+    return policy
+
+
+@pytest.fixture
+def forget_probe():
+    import grader.sandbox.policy as policy
+
+    yield
+    policy.bwrap_unusable.cache_clear()                  # the next test probes the real machine again
+
+
+def test_a_refused_private_tmp_is_no_bwrap_level_and_one_line_says_so(tmp_path, monkeypatch,
+                                                                      bwrap_level, forget_probe):
+    """bwrap's namespaces may work where a worker's own /tmp mount is refused (user namespaces
+    restricted by AppArmor): the probe mounts it as a worker would, so the notebook's test cells
+    fall back to process isolation, said in one line, rather than score the reference 0. Here
+    the mount is refused by a confine.py whose _private_tmp fails."""
+    import grader.sandbox.policy as policy
+
+    child = tmp_path / "child"
+    shutil.copytree(policy.CHILD, child)
+    with open(child / "confine.py", "a", encoding="utf-8") as f:
+        f.write("\n\ndef _private_tmp(size, inodes):\n"
+                "    raise OSError(1, 'could not mount a private /tmp')\n")
+    policy = _without_bwrap_level(monkeypatch, CHILD=child)
+    assert policy.available_levels() == [policy.PROCESS]
+    note = policy.fallback_note()
+    assert note is not None and "\n" not in note and "could not mount a private /tmp" in note
+    assert "process isolation" in note
+
+
+def test_without_libseccomp_no_bwrap_level_and_one_line_says_so(monkeypatch, forget_probe):
+    """pyseccomp raises RuntimeError (not ImportError) when libseccomp is missing."""
+    import shutil as sh
+
+    def no_libseccomp():
+        raise RuntimeError("Unable to find libseccomp")
+
+    if sh.which("bwrap") is None:
+        pytest.skip("no bubblewrap here")
+    policy = _without_bwrap_level(monkeypatch, _seccomp_file=no_libseccomp)
+    assert policy.available_levels() == [policy.PROCESS]
+    assert policy.fallback_note() == ("note: libseccomp cannot be loaded (Unable to find libseccomp): "
+                                      "the code runs with process isolation only (rlimits), not in bwrap")
+
+
+NO_LIBSECCOMP = """import ctypes.util, runpy, sys
+_find = ctypes.util.find_library
+ctypes.util.find_library = lambda name: None if "seccomp" in name else _find(name)
+sys.argv = ["grade", *sys.argv[1:]]
+runpy.run_module("grader", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libseccomp is Linux's")
+def test_grade_without_libseccomp_says_one_line_never_a_traceback(tmp_path):
+    """`grade check` on the reference and `grade autograde` on a Linux where ctypes finds no
+    libseccomp: check grades as usual; autograde refuses in one line naming libseccomp, and with
+    --unsafe grades with process isolation after one line saying so."""
+    from conftest import PROJECT, students_copy
+
+    script = tmp_path / "no_libseccomp.py"
+    script.write_text(NO_LIBSECCOMP, encoding="utf-8")
+    release = students_copy(tmp_path / "release")
+    for module in (release / "exercises").glob("*.py"):
+        shutil.copy(PROJECT / "solutions" / "the-block" / module.name, module)
+
+    def grade(*args, cwd):
+        # timeout: a backstop against a hang, not a measurement (quiet: under 10 s a run)
+        proc = subprocess.run([sys.executable, str(script), *map(str, args)], cwd=cwd,
+                              capture_output=True, text=True, timeout=600)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    code, output = grade("check", cwd=release)
+    assert code == 0 and "33/33" in output and "Traceback" not in output, output
+    subs, out = tmp_path / "submissions", tmp_path / "out"
+    shutil.copytree(release / "exercises", subs / "ann")
+    code, output = grade("autograde", subs, "--out", out, "-a", "the-block", cwd=PROJECT)
+    assert code == 2 and "Traceback" not in output, output
+    assert "libseccomp" in output and len(output.strip().splitlines()) == 1, output
+    if shutil.which("bwrap"):                            # (without it: "not installed", as always)
+        code, output = grade("autograde", subs, "--out", out, "-a", "the-block", "--unsafe",
+                             cwd=PROJECT)
+        assert code == 0 and "Traceback" not in output, output
+        notes = [line for line in output.splitlines() if "libseccomp" in line]
+        assert notes == ["note: libseccomp cannot be loaded (Unable to find libseccomp): the code runs "
+                         "with process isolation only (rlimits), not in bwrap"], output
