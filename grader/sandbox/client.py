@@ -49,9 +49,10 @@ class Worker:
     :param fork: without a zygote, fork the worker from this process (:class:`grader.sandbox.process.Forked`:
         Linux, the process level, and only where no reference is in this process: a student's release).
 
-    Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``), with a
-    wall-clock backstop WALL_FACTOR times larger; elsewhere (a student's macOS or Windows laptop) the
-    worker's own count, and wall-clock time for timeouts (:class:`grader.sandbox.clock.Meter`).
+    Times are the worker's CPU seconds where this process can read them (Linux: ``/proc``; macOS and
+    Windows: psutil), with a wall-clock backstop WALL_FACTOR times larger; elsewhere (the bwrap level's
+    other pid namespace) the worker's own count, and wall-clock time for timeouts
+    (:class:`grader.sandbox.clock.Meter`).
 
     Use as a context manager; :meth:`close` kills the worker and all it started, and deletes the copy.
     """

@@ -1,5 +1,6 @@
-"""What a worker's requests cost: its CPU clock (read from /proc, where the student's code cannot forge it),
-the seconds each reply is charged, and when a request has run out of time.
+"""What a worker's requests cost: its CPU clock (read from /proc on Linux, from the OS through psutil on
+macOS and Windows: where the student's code cannot forge it), the seconds each reply is charged, and when
+a request has run out of time.
 """
 from __future__ import annotations
 
@@ -89,22 +90,55 @@ class _TreeClock(_CpuClock):
         return own + _times(self._zygote, slice(13, 15)) + sum(_times(p) for p in left)
 
 
+class _PortableClock:
+    """Where there is no /proc (macOS, Windows): the worker's CPU seconds (user + system, and on macOS its
+    children's that it waited for), as psutil reads them from the OS's own process tables."""
+
+    def __init__(self, process):
+        self._process = process
+        self.last = 0.0
+        self.last = self()
+
+    def __call__(self) -> float:
+        import psutil
+
+        try:
+            times = self._process.cpu_times()
+        except psutil.Error:
+            return self.last                             # gone: no more CPU
+        self.last = times.user + times.system + times.children_user + times.children_system
+        return self.last
+
+    def close(self) -> None:
+        pass
+
+
 def cpu_clock(pid: int | None, group=None, zygote: int | None = None):
     """The clock of a worker: its control group's (``group``), or its own and its zygote's children's
-    (``zygote``: their subreaper), or its own; None where /proc cannot be read (then the worker's own count)."""
+    (``zygote``: their subreaper), or its own (from /proc on Linux, else through psutil); None where neither
+    can read it (then the worker's own count)."""
     if group is not None:
         return _GroupClock(group)
-    if pid is None or not sys.platform.startswith("linux"):
+    if pid is None:
+        return None
+    if sys.platform.startswith("linux"):
+        try:
+            return _TreeClock(pid, zygote) if zygote else _CpuClock(pid)
+        except OSError:                                  # no /proc here: as on macOS and Windows
+            pass
+    try:
+        import psutil
+    except ImportError:
         return None
     try:
-        return _TreeClock(pid, zygote) if zygote else _CpuClock(pid)
-    except OSError:
+        return _PortableClock(psutil.Process(pid))
+    except psutil.Error:
         return None
 
 
 class Meter:
-    """One running worker's time: its CPU clock (None where it cannot be read: a student's macOS or Windows
-    laptop, or the bwrap level's other pid namespace) and that clock's last reading.
+    """One running worker's time: its CPU clock (None where it cannot be read: the bwrap level's other pid
+    namespace, or a machine without /proc and without psutil) and that clock's last reading.
 
     Times are the worker's CPU seconds where the clock can be read, with a wall-clock backstop WALL_FACTOR
     times larger; elsewhere the worker's own count, and wall-clock time for timeouts.
@@ -163,7 +197,7 @@ class Meter:
         call after a pause) is charged its CPU time as before, from a reading at most FAST_CALL older than
         its start: the CPU-time limits keep their meaning to well within one tick.
         """
-        if self.clock is None:                           # no /proc: the worker's own count
+        if self.clock is None:                           # no clock: the worker's own count
             reported = reply.get("cpu")
             return reported if type(reported) is float and 0 <= reported < 1e6 else now - start
         if now - self.clock_read < FAST_CALL:
