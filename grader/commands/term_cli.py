@@ -158,7 +158,8 @@ def override_add(student: str, kind: str, problem: str | None, points: str | Non
     """Append a change of STUDENT's grade, checked as the overrides file's rows are.
 
     \b
-    The next grade autograde applies it to the kept score file (re-scored, not regraded).
+    The next grade autograde applies it to the kept score file (re-scored; regraded with --html:
+    a page needs the results).
     Examples:
       grade override add edsger_post_ln -a the-block --problem block --points +5 \\
           --reason "pre-LN wiring right in a later cell" --by ta.dijkstra
