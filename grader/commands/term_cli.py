@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from grader.commands.new_cli import new
 from grader.commands.options import course_option
 from grader.errors import ExitStatus
 from grader.lms.exporters import FORMATS
@@ -301,4 +302,4 @@ def report(scores_dirs: tuple[Path, ...], html_path: Path | None, roster: Path |
 
 
 COMMANDS = (autograde, collect, release_feedback, override, validate, release, export, gradescope_zip,
-            report)
+            report, new)

@@ -1,0 +1,123 @@
+"""grade new assignment|problem: a skeleton that grade validate accepts at once and grade
+autograde and grade check grade; nothing written over a file; course.json's other text kept."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def grade(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    # timeout: a backstop against a hang, not a measurement
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def skeleton(tmp_path_factory) -> Path:
+    """An empty folder after grade new assignment and grade new problem."""
+    root = tmp_path_factory.mktemp("course")
+    made = grade(root, "new", "assignment", "softmax-temperature", "--problem", "softmax")
+    assert made.returncode == 0, made.stderr
+    added = grade(root, "new", "problem", "temperature", "-a", "softmax-temperature")
+    assert added.returncode == 0, added.stderr
+    return root
+
+
+def test_grade_validate_accepts_the_skeleton_at_once(skeleton):
+    valid = grade(skeleton, "validate")
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    assert "course is valid" in valid.stdout
+    for problem in ("softmax", "temperature"):
+        assert f"{problem}: property tests 1 of 10 points (10%)" in valid.stdout
+
+
+def test_grade_autograde_grades_the_example_class_and_names_its_mistake(skeleton):
+    done = grade(skeleton, "autograde", "examples/softmax-temperature", "--out", "scores")
+    assert done.returncode == 0, done.stderr
+    scores = {p.stem: json.loads(p.read_text()) for p in (skeleton / "scores").glob("*.json")}
+    assert {name: doc["score"] for name, doc in scores.items()} == {
+        "ada_correct": 20, "alan_axis0": 2, "grace_blank": 0}
+    diagnosed = {t.get("diagnosis") for t in scores["alan_axis0"]["tests"]}
+    assert {"softmax.axis0"} <= diagnosed      # temperature's mistake is not in the catalogue
+
+
+def test_grade_check_runs_the_public_suite_on_a_submission(skeleton):
+    check = grade(skeleton, "check", "softmax", "--path", "examples/softmax-temperature/alan_axis0")
+    assert check.returncode == 1
+    assert "diagnosis: this matches each column's mean subtracted" in check.stdout
+
+
+def test_nothing_is_written_over_a_file_and_nothing_at_all_then(tmp_path):
+    (tmp_path / "solutions" / "a").mkdir(parents=True)
+    (tmp_path / "solutions" / "a" / "a.py").write_text("mine")
+    refused = grade(tmp_path, "new", "assignment", "a")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"Error: {tmp_path / 'solutions' / 'a' / 'a.py'}: already exists: grade new writes over "
+        "nothing (nothing was written)"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "a.py", "solutions"]
+    assert (tmp_path / "solutions" / "a" / "a.py").read_text() == "mine"
+
+
+def test_a_name_already_in_course_json_is_refused_in_one_line(skeleton):
+    again = grade(skeleton, "new", "assignment", "softmax-temperature")
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
+    assert "assignment 'softmax-temperature' is already there" in again.stderr
+    twice = grade(skeleton, "new", "problem", "softmax", "-a", "softmax-temperature")
+    assert twice.returncode == 2 and "already has a problem or module 'softmax'" in twice.stderr
+
+
+def test_course_json_keeps_its_other_text_byte_for_byte(tmp_path):
+    original = (PROJECT / "course.json").read_text()
+    (tmp_path / "course.json").write_text(original)
+    made = grade(tmp_path, "new", "assignment", "positional", "--problem", "sinusoid")
+    assert made.returncode == 0, made.stderr
+    after = (tmp_path / "course.json").read_text()
+    last = original.rindex("}", 0, original.rindex("]"))     # the last assignment's closing brace
+    assert after.startswith(original[:last + 1] + ",\n")
+    assert after.endswith(original[last + 1:])
+    assert [a["assignment"] for a in json.loads(after)["assignments"]] == [
+        "the-block", "the-modern-block", "positional"]
+
+
+def test_a_new_problem_is_one_line_added_to_its_assignment(tmp_path):
+    for folder in ("exercises", "solutions", "tests"):
+        shutil.copytree(PROJECT / folder / "the-modern-block",
+                        tmp_path / folder / "the-modern-block",
+                        ignore=shutil.ignore_patterns("__pycache__", "checks"))
+    text = (PROJECT / "course.json").read_text()
+    (tmp_path / "course.json").write_text(text)
+    done = grade(tmp_path, "new", "problem", "rope", "-a", "the-modern-block")
+    assert done.returncode == 0, done.stderr
+    after = (tmp_path / "course.json").read_text()
+    last = text.index("\n", text.index('"name": "model_params"'))  # the assignment's last problem
+    line = after[last + 2:].split("\n", 1)[0]
+    assert after == text[:last] + ",\n" + line + text[last:]
+    assert json.loads(line.strip()) == {
+        "name": "rope", "module": "rope", "functions": ["rope"], "points": 10,
+        "public": "tests/the-modern-block/public/test_rope.py",
+        "hidden": "tests/the-modern-block/hidden/test_rope.py"}
+    assert (tmp_path / "tests/the-modern-block/hidden/test_rope.py").is_file()
+    assert (tmp_path / "examples/the-modern-block/alan_axis0/rope.py").is_file()
+    assert "add them to solutions/the-modern-block/mistakes.py" in done.stdout
+
+
+def test_the_templates_ship_with_the_package():
+    from grader.commands.new import TEMPLATES
+
+    globs = [g for g in _package_data() if g.startswith("templates")]
+    assert globs and all(p.suffix == ".tmpl" for p in TEMPLATES.iterdir() if p.is_file())
+
+
+def _package_data() -> list[str]:
+    import tomllib
+
+    return tomllib.loads((PROJECT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["*"]
