@@ -3,6 +3,7 @@ reference scores full marks and the stubs zero on every suite.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
@@ -34,7 +35,9 @@ def main(*, course_path: Path) -> ExitStatus:
     jobs = [Job("reference", course.solutions), Job("stubs", course.exercises)]
     if note := fallback_note():
         click.echo(note, err=True)
-    executors.run(course, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True,
+    # the author is shown why a hidden test failed the reference, as a public test's failure is shown
+    shown = dataclasses.replace(course, release_hidden_details=True)
+    executors.run(shown, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True,
                   level=available_levels()[0])
     reference, stubs = docs
     report.summary_table(docs, console(), title=f"{course.assignment}: validation")

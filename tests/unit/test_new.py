@@ -121,3 +121,16 @@ def _package_data() -> list[str]:
 
     return tomllib.loads((PROJECT / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"]["*"]
+
+
+def test_grade_validate_says_why_a_hidden_test_fails_the_reference(tmp_path):
+    """The author's hidden suite: its failure on the reference is said in full (a student never
+    sees it), as a public test's is."""
+    assert grade(tmp_path, "new", "assignment", "a").returncode == 0
+    hidden = tmp_path / "tests" / "a" / "hidden" / "test_a.py"
+    hidden.write_text(hidden.read_text().replace("reference.a(x), what=\"a of a 4×6",
+                                                 "reference.a(x)[:2], what=\"a of a 4×6"))
+    valid = grade(tmp_path, "validate")
+    assert valid.returncode == 1
+    assert "test_a_larger_input: a of a 4×6 input: wrong shape: expected (2, 6)\nyours: shape (4, 6)" \
+        in valid.stderr
