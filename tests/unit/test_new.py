@@ -132,5 +132,5 @@ def test_grade_validate_says_why_a_hidden_test_fails_the_reference(tmp_path):
                                                  "reference.a(x)[:2], what=\"a of a 4×6"))
     valid = grade(tmp_path, "validate")
     assert valid.returncode == 1
-    said = "test_a_larger_input: a of a 4×6 input: wrong shape: expected (2, 6)\nyours: shape (4, 6)"
+    said = "test_a_larger_input: a of a 4×6 input: wrong shape: expected (2, 6)\nyours: shape (4,"
     assert said in valid.stderr
