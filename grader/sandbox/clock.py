@@ -91,22 +91,41 @@ class _TreeClock(_CpuClock):
 
 
 class _PortableClock:
-    """Where there is no /proc (macOS, Windows): the worker's CPU seconds (user + system, and on macOS its
-    children's that it waited for), as psutil reads them from the OS's own process tables."""
+    """Where there is no /proc (macOS, Windows): the user + system CPU seconds of the worker and
+    of its descendants, as psutil reads them from the OS's own process tables. Windows' venv
+    python.exe is a launcher whose child is the interpreter that runs the worker; a process the
+    student's code starts counts too. The tree is walked again at most every RESCAN seconds (a walk
+    reads the whole process table); a process that ended keeps its last reading, so the clock
+    never goes back."""
+
+    RESCAN = 0.1
 
     def __init__(self, process):
-        self._process = process
+        self._root = process
+        self._seen: dict[int, list] = {}                 # pid -> [its psutil.Process, last reading]
+        self._walked = float("-inf")
         self.last = 0.0
         self.last = self()
 
     def __call__(self) -> float:
         import psutil
 
-        try:
-            times = self._process.cpu_times()
-        except psutil.Error:
-            return self.last                             # gone: no more CPU
-        self.last = times.user + times.system + times.children_user + times.children_system
+        now = time.monotonic()
+        if now - self._walked >= self.RESCAN:
+            self._walked = now
+            try:
+                tree = [self._root, *self._root.children(recursive=True)]
+            except psutil.Error:                         # the worker is gone: what it used stays
+                tree = []
+            for process in tree:
+                self._seen.setdefault(process.pid, [process, 0.0])
+        for seen in self._seen.values():
+            try:
+                times = seen[0].cpu_times()
+            except psutil.Error:
+                continue
+            seen[1] = times.user + times.system
+        self.last = max(self.last, sum(seconds for _, seconds in self._seen.values()))
         return self.last
 
     def close(self) -> None:

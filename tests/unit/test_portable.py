@@ -174,7 +174,7 @@ def test_check_on_the_reference_passes_at_full_public_points(release, tmp_path, 
 def test_a_worker_that_dies_is_the_students_crash(release, tmp_path, lane):
     """gelu() ends its process (os._exit), softmax() reads address 0 (a segfault; 0xC0000005 on
     Windows): their tests fail as the student's crash, the rest is graded, and no grader error is
-    said. (faulthandler reads it: Windows' ctypes would catch the access violation as an OSError.)"""
+    said. (faulthandler reads it: Windows' ctypes would catch that access violation as OSError.)"""
     appended = {
         "gelu": "def gelu(x):\n    import os\n    os._exit(3)\n",
         "attention": "def softmax(s, axis=-1):\n    import faulthandler\n"
@@ -211,6 +211,35 @@ def test_a_reply_sent_before_the_worker_died_is_read_before_its_end():
     assert channel.next_message(deadline) == ("ok", {"id": "answered"})
     assert channel.next_message(deadline) == ("eof", None)
     channel.close()
+
+
+SPIN = """import sys, time
+end = time.process_time() + 0.5
+while time.process_time() < end:
+    pass
+sys.stdin.read()
+"""
+
+
+def test_the_clock_without_proc_counts_what_the_worker_runs_in_a_child():
+    """Windows' venv python.exe is a launcher, the interpreter its child: the clock psutil reads
+    (macOS, Windows) counts the worker's descendants. Here the child spins for 0.5 s of CPU."""
+    import psutil
+
+    from grader.sandbox.clock import _PortableClock
+
+    launcher = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
+                                 f"subprocess.run([sys.executable, '-c', {SPIN!r}])"],
+                                stdin=subprocess.PIPE)
+    try:
+        clock = _PortableClock(psutil.Process(launcher.pid))
+        deadline = time.monotonic() + 60                 # a backstop: quiet, 0.6 s
+        while clock() < 0.45 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert clock() >= 0.45
+    finally:
+        launcher.stdin.close()
+        launcher.wait(timeout=60)
 
 
 @pytest.mark.parametrize("lane", LANES)
