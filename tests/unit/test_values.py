@@ -210,3 +210,26 @@ def test_an_argument_that_may_not_travel_is_said_as_the_suites_argument_not_a_re
     assert str(caught.value) == ("sample() cannot be sent this call: an argument may not travel to "
                                  "the worker (a builtins.set); the types that do are listed in "
                                  "grader.feedback.values")
+
+
+# the known mistakes' outputs as a release stores them -----------------------------------------
+
+def test_a_call_with_a_generator_is_found_again_by_its_state():
+    """A suite makes a new Generator at each call: a release finds the mistakes' outputs again."""
+    from grader.feedback.outputs import call_key
+
+    same = [call_key("sample", [np.ones(3), 1.0, np.random.default_rng(5)], {}) for _ in range(2)]
+    assert same[0] == same[1] != call_key("sample", [np.ones(3), 1.0, np.random.default_rng(6)], {})
+
+
+def test_the_values_checks_outputs_are_stored_as_json_and_read_back_as_they_were():
+    import json
+
+    from grader.feedback.outputs import decode, encode
+
+    outputs = {"m": [np.int64(3), np.array([1, 5, 2]), np.float64(0.25), {"n": np.int64(4)},
+                     [np.array([0.5, 1.5])]]}
+    back = decode(json.loads(json.dumps(encode(outputs))))["m"]
+    assert back[0] == 3 and type(back[0]) is int and back[2] == 0.25 and back[3] == {"n": 4}
+    assert back[1].dtype == np.int64 and back[1].tolist() == [1, 5, 2]     # an integer array: exact
+    assert np.array_equal(back[4][0], [0.5, 1.5])
