@@ -144,26 +144,31 @@ def test_both_quick_starts_run_as_written_on_a_fresh_copy(tmp_path):
 
 
 def test_the_authors_worked_example_grades_a_class_from_an_empty_folder(tmp_path):
-    """docs/authors.md's worked example, as written: in an empty folder, its first commands (the
-    layout), each file it shows (its path in bold before the block), then its other commands, with
-    `grade` on PATH; the grades and the diagnosis the page says come out."""
+    """docs/authors.md's worked example, as written: in an empty folder, its first commands (`grade
+    new`, the check, a folder), each file it shows (its path in bold before the block), then its
+    other commands, with `grade` on PATH; the grades and the diagnosis the page says come out, and
+    the course.json it shows for writing by hand is the one `grade new` wrote."""
     blocks = fenced(section(PROJECT / "docs" / "authors.md", "## A worked example"),
                     r"\*\*`([^`]+)`\*\*")
     commands = [lines(text) for _, language, text in blocks if language == "sh"]
-    files = [(path, text) for path, language, text in blocks if language in ("json", "python")]
-    assert len(commands) == 2 and len(files) == 9, (commands, files)
+    files = [(path, text) for path, language, text in blocks if language == "python"]
+    by_hand = [text for _, language, text in blocks if language == "json"]
+    assert len(commands) == 2 and len(files) == 9 and len(by_hand) == 1, blocks
     folder = tmp_path / "course"
     folder.mkdir()
     env = {**CLEAN, "PATH": f"{PROJECT / '.venv' / 'bin'}{os.pathsep}{CLEAN.get('PATH', '')}"}
-    for command in commands[0]:
-        run(command, folder, env)
+    skeleton = "".join(run(command, folder, env) for command in commands[0])
+    assert "course is valid" in skeleton                    # grade new's skeleton, accepted at once
+    assert json.loads(by_hand[0]) == json.loads((folder / "course.json").read_text())
     for path, text in files:
-        (folder / path).write_text(text, encoding="utf-8")    # into the layout's folders
+        (folder / path).write_text(text, encoding="utf-8")    # over grade new's, or new
     said = "".join(run(command, folder, env) for command in commands[1])
     assert "course is valid" in said and "property tests 1 of 10 points (10%)" in said
+    students = ("ada_correct", "alan_axis0", "grace_blank", "linus_no_max")
     scores = {s: json.loads((folder / "scores" / "softmax" / f"{s}.json").read_text())
-              for s in ("ada", "alan", "emmy")}
-    assert {s: d["score"] for s, d in scores.items()} == {"ada": 10, "alan": 6, "emmy": 1}
-    assert {t.get("diagnosis") for t in scores["emmy"]["tests"]} - {None} == {"softmax.axis0"}
-    assert (folder / "scores" / "softmax" / "emmy.html").is_file()
+              for s in students}
+    assert {s: d["score"] for s, d in scores.items()} == dict(zip(students, (10, 1, 0, 6)))
+    assert {t.get("diagnosis") for t in scores["alan_axis0"]["tests"]} - {None} == {"softmax.axis0"}
+    assert scores["grace_blank"].get("blank") is True
+    assert (folder / "scores" / "softmax" / "alan_axis0.html").is_file()
     assert (folder / "release" / "course.json").is_file()
