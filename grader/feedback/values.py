@@ -254,26 +254,18 @@ def _draws_detail(got: np.random.Generator, expected: np.random.Generator) -> st
     return f"yours is not within {SEARCHED:,} words of the expected state (draws of another kind?)"
 
 
-def assert_draws(got: Any, expected: np.random.Generator, *, what: str,
-                 diagnose: Diagnose | None = None) -> None:
+def assert_draws(got: Any, expected: np.random.Generator, *, what: str) -> None:
     """A random Generator the student's function drew from (the argument ``call_with_inputs`` gives
     back) is in ``expected``'s state: it drew as many values, of the same kinds. Compared by the bit
     generator's state; the detail says how many 64-bit words apart the two are when they are close.
+    (No ``diagnose=``: the known mistakes' outputs are what a function returns, not its arguments.)
 
     :raises Mismatch: not a Generator, or in another state.
     """
-    def same(a: Any, b: Any) -> bool:
-        return isinstance(a, np.random.Generator) \
-            and _state_equal(a.bit_generator.state, b.bit_generator.state)
-
-    err = None
     if not isinstance(got, np.random.Generator):
-        err = Mismatch(what, "expected a numpy random Generator, got another kind of value",
+        raise Mismatch(what, "expected a numpy random Generator, got another kind of value",
                        f"yours: {_describe(got)}")
-    elif not same(got, expected):
-        err = Mismatch(what, "the generator is not in the state the specification leaves it in: "
+    if not _state_equal(got.bit_generator.state, expected.bit_generator.state):
+        raise Mismatch(what, "the generator is not in the state the specification leaves it in: "
                              "your function drew another number or kind of random values from it",
                        lambda: _draws_detail(got, expected))
-    if err is not None:
-        diagnosed(err, diagnose, got, [expected], same)
-        raise err
