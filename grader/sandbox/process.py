@@ -274,7 +274,10 @@ class WorkerProcess:
     def _close_log(self) -> None:
         if self._log is not None:
             self._log.close()
-            self._log_path.unlink(missing_ok=True)
+            try:
+                self._log_path.unlink(missing_ok=True)
+            except PermissionError:      # Windows: a killed worker's interpreter (a venv launcher's
+                pass                     # child) may hold it a moment longer; its folder goes at close
             self._log = None
 
     def close(self) -> None:

@@ -213,6 +213,26 @@ def test_a_reply_sent_before_the_worker_died_is_read_before_its_end():
     channel.close()
 
 
+def test_a_worker_log_still_held_when_the_worker_closes_is_no_error(submission, limits,
+                                                                   monkeypatch):
+    """Windows: a venv's python.exe is a launcher; killing it ends the interpreter a moment later,
+    which may still hold the worker's log, and deleting an open file fails there (PermissionError,
+    made here): the check ends as usual, the log's folder goes with ignore_errors."""
+    from grader.sandbox.client import Worker
+    from grader.sandbox.policy import PROCESS
+
+    unlink = Path.unlink
+
+    def held(path, missing_ok=False):
+        if path.suffix == ".log":
+            raise PermissionError(32, "The process cannot access the file", str(path))
+        return unlink(path, missing_ok=missing_ok)
+
+    with Worker(submission({"mod.py": "def f():\n    return 1\n"}), limits, PROCESS) as worker:
+        assert worker.call("mod", "f", [], {}, timeout=2).value == 1
+        monkeypatch.setattr(Path, "unlink", held)
+
+
 SPIN = """import sys, time
 end = time.process_time() + 0.5
 while time.process_time() < end:
