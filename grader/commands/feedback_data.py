@@ -8,7 +8,7 @@ another machine's numpy computes.
 - ``mistakes_data``: the known mistakes' outputs on every call the public suites diagnose. The
   calls are found by grading the reference solutions with the public suites through the same path
   as real grading (:func:`grader.grading.executors.run`), the suites' ``mistakes`` fixture the
-  catalogue noting each call (:class:`~grader.feedback.mistakes.Recorder`), so they are the calls
+  catalogue noting each call (:class:`~grader.feedback.recorder.Recorder`), so they are the calls
   a student's ``grade check`` makes.
 - ``trace_data``: the reference's value at every step of every case of the worked example,
   computed in this process (its inputs are the course's own worked example, never a student's).
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 from grader.course.manifest import Course
 from grader.course.modules import import_course_module
 from grader.errors import GradeError
-from grader.feedback.mistakes import Recorder, precompute
+from grader.feedback.recorder import Recorder, coincidences, precompute
 from grader.feedback.trace import reference_data
 from grader.grading.reference import load_reference
 
@@ -30,9 +31,9 @@ def _solutions_here(course: Course) -> bool:
     return course.solutions is not None and course.solutions.is_dir()
 
 
-def public_calls(course: Course) -> Recorder:
-    """The catalogue, with every call the public suites asked it about (passed or failed) while
-    they graded the reference.
+def public_calls(course: Course, hidden: bool = False) -> Recorder:
+    """The catalogue, with every call the public suites (and, with ``hidden``, the hidden ones too)
+    asked it about (passed or failed) while they graded the reference.
 
     :raises GradeError: the reference fails a public test: one line per test, naming it and what
         it said (a catalogued mistake it makes named too).
@@ -50,7 +51,7 @@ def public_calls(course: Course) -> Recorder:
     def keep(result: Graded) -> None:
         graded.append(result)
 
-    executors.run(course, [Job("reference", course.solutions)], keep, hidden=False,
+    executors.run(course, [Job("reference", course.solutions)], keep, hidden=hidden,
                   level=PROCESS, warm=False, mistakes=recorder)
     (result,) = graded
     tests = scoring.score(course, result, hidden=False)["tests"]
@@ -70,11 +71,31 @@ def _one_line(text: str) -> str:
 
 
 def mistakes_data(course: Course) -> dict:
-    """The known mistakes' messages, and their outputs on every call of :func:`public_calls`."""
+    """The known mistakes' messages and problems, and their outputs on every call of
+    :func:`public_calls`."""
     recorded = public_calls(course)
     reference = load_reference(course, remember=True)    # (remembered: called on copies)
     return precompute(recorded.mistakes, recorded.calls,
-                      lambda name, args, kwargs: getattr(reference, name)(*args, **kwargs))
+                      lambda name, args, kwargs: getattr(reference, name)(*args, **kwargs), recorded.owners)
+
+
+def coinciding(course: Course) -> list[str]:
+    """For the course's author: one line per test (public or hidden) and group of its problem's
+    catalogued mistakes that its inputs cannot tell apart (the same output within the test's
+    tolerance, :func:`grader.feedback.mistakes.coincidences`). Such a test names none of them;
+    another test's inputs must."""
+    if course.feedback.mistakes is None or not _solutions_here(course):
+        return []
+    recorded = public_calls(course, hidden=any(p.hidden for p in course.problems))
+    reference = load_reference(course, remember=True)
+
+    def where(path: str, name: str) -> str:
+        try:
+            return f"{Path(path).resolve().relative_to(course.root.resolve()).as_posix()}::{name}"
+        except ValueError:
+            return name
+
+    return coincidences(recorded, lambda name, args, kwargs: getattr(reference, name)(*args, **kwargs), where)
 
 
 def trace_data(course: Course) -> dict:

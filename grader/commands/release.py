@@ -300,7 +300,7 @@ def main(*, out_dir: Path, nbgrader_dir: Path, course_path: Path) -> ExitStatus:
     """Write the student release into ``out_dir`` and the nbgrader source into ``nbgrader_dir``, saying so."""
     import click
 
-    from grader.commands.feedback_data import describe, feedback_data
+    from grader.commands.feedback_data import coinciding, describe, feedback_data
     from grader.course import manifest as course_mod
 
     course = course_mod.load(course_path)
@@ -312,6 +312,8 @@ def main(*, out_dir: Path, nbgrader_dir: Path, course_path: Path) -> ExitStatus:
     click.echo(f"{out_dir}: {len(files)} files (stubs, public suites, course.json, README, the grader)")
     if data:
         click.echo(f"{out_dir}: feedback data computed: {describe(data)}")
+    for line in coinciding(course):          # for the author: where the suites' inputs fall short
+        click.echo(f"mistakes that coincide: {line}")
     notebook = write_nbgrader_source(course, nbgrader_dir, public)
     click.echo(f"{notebook}: the nbgrader source notebook")
     return ExitStatus.OK

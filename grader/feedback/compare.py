@@ -14,17 +14,20 @@ protocol in :mod:`grader.feedback.mismatch`, the checks of plain data in :mod:`g
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from functools import partial
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from grader.errors import StudentError
 from grader.feedback import diff
-from grader.feedback.mismatch import Diagnose, Diagnosis, Mismatch, Same, _describe, diagnosed, either
+from grader.feedback.mismatch import (FAR, Diagnose, Diagnosis, Mismatch, Same, _describe, diagnosed, either,
+                                      told)
 from grader.feedback.plain import assert_equal, assert_keys, assert_raises, assert_types
 
 __all__ = ["Diagnosis", "Mismatch", "either", "assert_array", "assert_attempt", "assert_close", "assert_close_any",
-           "assert_close_own", "assert_equal", "assert_keys", "assert_raises", "assert_types", "same_array"]
+           "assert_close_own", "assert_equal", "assert_keys", "assert_raises", "assert_types", "raising", "same_array"]
 
 
 def _check_array(got: Any, expected: np.ndarray, what: str) -> np.ndarray:
@@ -119,10 +122,12 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
     """
     items = [(name, np.asarray(exp, dtype=np.float64)) for name, exp in candidates.items()]
     same = partial(same_array, rtol=rtol, atol=atol)
+    same.loose = partial(same_array, rtol=FAR * rtol, atol=FAR * atol)     # "far more than the tolerance"
     try:
         got64 = _check_array(got, items[0][1], what)
         for name, exp in items:
             if exp.shape == got64.shape and not _outside(got64, exp, allowed(exp, rtol, atol)).any():
+                told(diagnose, same)
                 return name
         expected = items[0][1]
         tolerance = allowed(expected, rtol, atol)
@@ -135,6 +140,19 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
         # a constant factor only where no known mistake explains got; both asked through one seam
         hints = [d for d in (diagnose, _scaled) if d is not None]
         diagnosed(err, either(*hints), got, [exp for _, exp in items], same)
+        raise
+
+
+@contextmanager
+def raising(diagnose: Diagnose) -> Iterator[None]:
+    """Around a call of the student's function that a known mistake makes raise (a sum without keepdims cannot
+    broadcast on a 4×6 input): an exception the student's code raises there is then explained by the mistakes
+    whose variants raise on ``diagnose``'s call too. An exception raised elsewhere is explained by none, and a
+    problem with one names no mistake (:class:`grader.grading.verdicts.Verdicts`)."""
+    try:
+        yield
+    except StudentError as err:
+        err.diagnose = diagnose
         raise
 
 

@@ -4,7 +4,7 @@ failure (see :mod:`grader.feedback.mistakes`). The checks themselves are :mod:`g
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -23,7 +23,62 @@ class Diagnosis:
 
 
 Same = Callable[[Any, Any], bool]
-"""``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's tolerance?"""
+"""``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's tolerance? A check
+may give it a ``loose`` attribute, the same test with a tolerance :data:`FAR` times as wide (see :class:`Evidence`)."""
+
+FAR = 10
+"""How many tolerances apart two outputs must be for an input to tell them apart beyond doubt: a student's output
+within the tolerance of a mistake's says little when the correct answer, or another mistake's, is a tolerance or two
+away (the course's 3-decimal checks, the toy's degenerate weights)."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one failed check says about the catalogue's mistakes (:func:`grader.feedback.mistakes.evidence`).
+
+    :param matched: the ids (a :func:`~grader.feedback.mistakes.fit` family's members apart) of the mistakes whose
+        output the student's matches here, within the check's tolerance (none that is also the expected value).
+    :param strong: those of ``matched`` whose output here is :data:`FAR` tolerances from the expected value and
+        from every other mistake's: this input tells them apart beyond doubt.
+    :param best: family -> the message of its member closest to the student's output, for each family matched.
+    :param owners: family -> the problem whose functions it is a mistake of (empty: unknown, the check's own).
+    """
+
+    matched: frozenset[str] = frozenset()
+    strong: frozenset[str] = frozenset()
+    best: Mapping[str, str] = field(default_factory=dict)
+    owners: Mapping[str, str] = field(default_factory=dict)
+
+    def families(self) -> frozenset[str]:
+        return frozenset(family(mid) for mid in self.matched)
+
+    def __or__(self, other: "Evidence") -> "Evidence":
+        return Evidence(self.matched | other.matched, self.strong | other.strong, {**self.best, **other.best},
+                        {**self.owners, **other.owners})
+
+
+def family(mistake_id: str) -> str:
+    """The mistake a catalogue id belongs to: ``"layernorm.eps@1e-06"`` -> ``"layernorm.eps"`` (the members of a
+    :func:`~grader.feedback.mistakes.fit` family)."""
+    return mistake_id.partition("@")[0]
+
+
+def loose(same: Same) -> Same:
+    """``same`` with the wide tolerance its check gave it, or ``same`` itself (an exact check: any difference is
+    far more than its tolerance of none)."""
+    return getattr(same, "loose", None) or same
+
+
+def far_apart(a: Any, b: Any, same: Same) -> bool:
+    """``a`` and ``b`` differ by far more than the check's tolerance (:data:`FAR` of them), either way round."""
+    wide = loose(same)
+    for x, y in ((a, b), (b, a)):
+        try:
+            if wide(x, y):
+                return False
+        except Exception:                                # e.g. a dict against an array: nothing alike
+            pass
+    return True
 
 Diagnose = Callable[[Any, Sequence[Any], Same], "Diagnosis | None"]
 """``diagnose(got, expected, same)``: the one known mistake ``got`` matches (never one that ``same`` also
@@ -41,24 +96,34 @@ def either(*diagnoses: Diagnose) -> Diagnose:
                 return found
         return None
 
-    def explains(got: Any, expected: Sequence[Any], same: Same) -> frozenset[str] | None:
-        found = [explained(candidate, got, expected, same) for candidate in diagnoses]
-        return None if all(f is None for f in found) else frozenset().union(*(f for f in found if f))
+    def compared(same: Same) -> None:
+        for candidate in diagnoses:
+            told(candidate, same)
 
-    diagnose.explains = explains
+    diagnose.compared = compared
+    diagnose.parts = diagnoses
     return diagnose
 
 
-def explained(diagnose: Diagnose, got: Any, expected: Sequence[Any], same: Same) -> frozenset[str] | None:
-    """The known mistakes whose outputs ``got`` matches on this call (by family, named uniquely or not), where
-    ``diagnose`` can tell (the catalogue's); None where it cannot (a test's own hint)."""
-    explains = getattr(diagnose, "explains", None)
-    return explains(got, expected, same) if explains is not None else None
+def told(diagnose: Diagnose | None, same: Same) -> None:
+    """Tell ``diagnose`` how its check compares, whether the check passed or not: a catalogue that reports which
+    mistakes coincide on the suites' inputs (``grade release``) needs each check's own tolerance."""
+    compared = getattr(diagnose, "compared", None)
+    if compared is not None:
+        compared(same)
+
+
+def _catalogued(diagnose: Diagnose) -> list:
+    """The catalogue's calls among ``diagnose``'s parts (those that weigh evidence), as against a test's hints."""
+    parts = getattr(diagnose, "parts", None)
+    if parts is None:
+        return [diagnose] if hasattr(diagnose, "evidence") else []
+    return [call for part in parts for call in _catalogued(part)]
 
 
 def diagnosed(err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Sequence[Any], same: Same) -> None:
-    """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and every one it
-    could be.
+    """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and what the catalogue's calls
+    among it weigh (:class:`Evidence`: every mistake it could be, and which this input tells apart).
 
     The failed check is the verdict; a diagnosis only explains it. So a diagnose that raises on the
     student's value (a hint that reads a dict's keys from the array a student returned, or int()
@@ -73,15 +138,24 @@ def diagnosed(err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Se
         return
     try:
         err.diagnosis = diagnose(got, expected, same)
-        err.explained_by = explained(diagnose, got, expected, same)
+        calls = _catalogued(diagnose)
+        if calls:
+            err.evidence = _union([call.evidence(got, expected, same) for call in calls])
     except (StudentError, GraderFault):
         raise
     except Exception:
-        err.diagnosis = err.explained_by = None
+        err.diagnosis = err.evidence = None
         try:
             diagnose(expected[0], expected, same)
         except StudentError:                     # the student's code, in a hint: not the suite's
             pass
+
+
+def _union(found: Sequence[Evidence]) -> Evidence:
+    total = Evidence()
+    for one in found:
+        total = total | one
+    return total
 
 
 class Mismatch(AssertionError):
@@ -106,7 +180,7 @@ class Mismatch(AssertionError):
         self.what, self.wrong, self._detail = what, wrong, detail
         self.arrays = dict(arrays or {})
         self.diagnosis: Diagnosis | None = None
-        self.explained_by: frozenset[str] | None = None  # every known mistake the student's value matches
+        self.evidence: Evidence | None = None             # what the catalogue's calls weighed (None: none asked)
         super().__init__(what)
 
     @property

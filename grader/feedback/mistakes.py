@@ -10,10 +10,10 @@ whose output does not also pass the check, that mistake's one-line message is th
 A call names only what its inputs can tell apart: a variant that passes the check there (it equals the
 reference on these inputs) never is a diagnosis, and two variants of different mistakes that give the same
 output there (within the check's tolerance) are not named by that call, since the student's output could be
-either (:func:`unique_match`; the same rule whether the outputs are stored or live). A parametric
-mistake
-(:func:`fit`) is a family of variants, one per value of its parameter (a default eps of 1e-6, 1e-8, ...): its
-members are never rivals of each other, and the diagnosis is the member closest to the student's output.
+either (:func:`~grader.feedback.matching.unique_match`; the same rule whether the outputs are stored or
+live). A parametric mistake (:func:`fit`) is a family of variants, one per value of its parameter (a
+default eps of 1e-6, 1e-8, ...): its members are never rivals of each other, and the diagnosis is the
+member closest to the student's output.
 
 Where the solutions are (the instructor's checkout, the Gradescope autograder) the variants run
 live, so a change of the catalogue counts at once. A student's copy of the course has no solutions
@@ -35,8 +35,9 @@ import numpy as np
 
 from grader.course.modules import import_course_module
 from grader.errors import GradeError
-from grader.feedback.mismatch import Diagnose, Diagnosis, Same
-from grader.feedback.outputs import Outputs, call_key, decode, encode
+from grader.feedback.matching import Prefer, evidence, unique_match
+from grader.feedback.mismatch import Diagnose, Diagnosis, Evidence, Same, family
+from grader.feedback.outputs import Outputs, call_key, decode
 
 
 @dataclass(frozen=True)
@@ -66,80 +67,11 @@ def fit(id: str, message: str, values: Sequence[float], **variants: Callable[[fl
     ``<id>@<value>`` and ``message`` formatted with ``{value}``; each keyword is a function name and a function
     of the value that returns that function's variant (or a list of them).
 
-    Its diagnosis names the family ``id`` with the message of the value that fits best (:func:`unique_match`).
+    Its diagnosis names the family ``id`` with the message of the value that fits best
+    (:func:`~grader.feedback.matching.unique_match`).
     """
     return [mistake(f"{id}@{value:g}", message.format(value=f"{value:g}"),
                     **{name: make(value) for name, make in variants.items()}) for value in values]
-
-
-def family(mistake_id: str) -> str:
-    """The mistake a catalogue id belongs to: ``"layernorm.eps@1e-06"`` -> ``"layernorm.eps"``."""
-    return mistake_id.partition("@")[0]
-
-
-def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: Sequence[Any],
-                 same: Same, prefer: str = "") -> Diagnosis | None:
-    """The one mistake that ``got`` matches and that this call's inputs separate from the reference and from
-    every other mistake, or None.
-
-    A variant that an expected value matches is no candidate (it is right on these inputs). A matched variant
-    that gives the same output as a variant of another mistake (``same`` either way round) names neither:
-    the inputs cannot tell them apart. Members of one :func:`fit` family are not rivals; of several that
-    match, the one closest to ``got`` gives the message.
-
-    :param outputs: mistake id -> its variants' outputs on the call that produced ``got``.
-    :param same: ``same(a, b)``, the check's own test of ``a`` against ``b`` (tolerance, NaN in place).
-    :param prefer: the checked function's own mistakes (ids starting with this, e.g. ``"block."``): they need
-        to be separated only from each other, not from a block around a faulty component that computes the
-        same (a block is graded with the reference's components, so those cannot be the student's; run with the
-        student's own, failing ones, it names nothing: :class:`grader.grading.verdicts.Verdicts`).
-    """
-    def coincide(a: Any, b: Any) -> bool:
-        return _safe(same, a, b) or _safe(same, b, a)
-
-    live, matched = _matches(outputs, got, expected, same)
-
-    def preferred(mid: str) -> bool:
-        return bool(prefer) and mid.startswith(prefer)
-
-    def separated(mid: str) -> bool:
-        rivals = [o for other, outs in live.items() if family(other) != family(mid)
-                  and (preferred(other) or not preferred(mid)) for o in outs]
-        return not any(coincide(o, r) for o in matched[mid] for r in rivals)
-
-    found = [mid for mid in matched if separated(mid)]
-    if len({family(mid) for mid in found}) != 1:
-        return None
-    best = min(found, key=lambda mid: min(_distance(got, o) for o in matched[mid]))
-    return Diagnosis(family(best), messages[best])
-
-
-def _matches(outputs: Outputs, got: Any, expected: Sequence[Any], same: Same) -> tuple[Outputs, Outputs]:
-    """The outputs of the mistakes that are wrong on this call (none equals an expected value), and of those the
-    ones ``got`` matches."""
-    def coincide(a: Any, b: Any) -> bool:
-        return _safe(same, a, b) or _safe(same, b, a)
-
-    live = {mid: [o for o in outs if not any(coincide(o, e) for e in expected)] for mid, outs in outputs.items()}
-    matched = {mid: [o for o in outs if _safe(same, got, o)] for mid, outs in live.items()}
-    return live, {mid: outs for mid, outs in matched.items() if outs}
-
-
-def _distance(got: Any, out: Any) -> float:
-    """How far ``got`` is from a matched output (for the best fit of a parametric mistake)."""
-    try:
-        with np.errstate(all="ignore"):
-            gap = np.abs(np.asarray(got, dtype=np.float64) - np.asarray(out, dtype=np.float64))
-        return float(np.nanmax(gap)) if gap.size and not np.isnan(gap).all() else 0.0
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def _safe(same: Same, a: Any, b: Any) -> bool:
-    try:
-        return bool(same(a, b))
-    except Exception:                                    # e.g. a dict against an array
-        return False
 
 
 def run_variants(catalogue: Sequence[Mistake], function: str, args: Sequence[Any],
@@ -158,6 +90,15 @@ def run_variants(catalogue: Sequence[Mistake], function: str, args: Sequence[Any
     return outputs
 
 
+def problems_of(course) -> dict[str, str]:
+    """Every function, module and problem name of ``course`` -> the problem it belongs to."""
+    problems = {}
+    for problem in course.problems:
+        for name in (problem.name, problem.module, *problem.functions):
+            problems.setdefault(name, problem.name)
+    return problems
+
+
 class Catalogue:
     """The course's known mistakes, as the suites' ``mistakes`` fixture.
 
@@ -171,20 +112,40 @@ class Catalogue:
     :param variants: the catalogue module (defines ``MISTAKES``); ``search`` is put on ``sys.path`` to import it.
     """
 
-    def __init__(self, data: Path | None = None, variants: Path | None = None, search: Sequence[Path] = ()):
+    def __init__(self, data: Path | None = None, variants: Path | None = None, search: Sequence[Path] = (),
+                 problems: Mapping[str, str] | None = None):
         self._data_path = data if data is not None and data.is_file() else None
         self._variants_path = variants if variants is not None and variants.is_file() else None
         self._search = tuple(search)
         self._computed: dict[str, Outputs] = {}
+        self.problems: dict[str, str] = dict(problems or {})   # function, module or problem -> its problem
 
     @classmethod
     def for_course(cls, course) -> "Catalogue":
         """The catalogue named in ``course.feedback``: its variants where the solutions are, else
         the data a release carries."""
         solutions = course.solutions
+        problems = problems_of(course)
         if solutions is not None and solutions.is_dir():
-            return cls(None, course.feedback.mistakes, (solutions,))
-        return cls(course.feedback.mistakes_data)
+            return cls(None, course.feedback.mistakes, (solutions,), problems)
+        return cls(course.feedback.mistakes_data, problems=problems)
+
+    @cached_property
+    def owners(self) -> dict[str, str]:
+        """Mistake family -> the problem it is a mistake of: the one its id names (``"softmax.no_max"``: softmax's,
+        attention), else the one of the function its variants are first written for (``"model.tied_twice"``:
+        count_model's). A component's mistake is named in its own problem's feedback only
+        (:class:`grader.grading.verdicts.Verdicts`)."""
+        if not self.mistakes:
+            return dict(self._data.get("owners", {}))
+        owners = {}
+        for m in self.mistakes:
+            name = family(m.id)
+            home = self.problems.get(name.partition(".")[0]) or next(
+                (self.problems[f] for f in m.variants if f in self.problems), None)
+            if home is not None:
+                owners.setdefault(name, home)
+        return owners
 
     @cached_property
     def _data(self) -> dict:
@@ -217,6 +178,13 @@ class Catalogue:
                 self._computed[key] = decode(self._data["calls"].get(key, {}))
         return self._computed[key]
 
+    def raised(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> frozenset[str]:
+        """The mistakes of ``function`` whose every variant raises on this call (live, else as stored)."""
+        if self._variants_path is None:
+            return frozenset(self._data.get("raised", {}).get(call_key(function, args, kwargs), ()))
+        gave = self.outputs(function, args, kwargs)
+        return frozenset(m.id for m in self.mistakes if m.variants.get(function) and m.id not in gave)
+
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> "Call":
         """The known mistakes on the student's ``function(*args, **kwargs)``: a
         :data:`~grader.feedback.mismatch.Diagnose` for a check on it, whose ``outputs()`` are the mistakes' outputs."""
@@ -245,49 +213,27 @@ class Call:
         return self.catalogue.outputs(self.function, self.args, self.kwargs)
 
     def __call__(self, got: Any, expected: Sequence[Any], same: Same) -> Diagnosis | None:
-        return unique_match(self.outputs(), self.catalogue.messages, got, expected, same, prefer=f"{self.function}.")
+        return unique_match(self.outputs(), self.catalogue.messages, got, expected, same, prefer=self._own())
 
-    def explains(self, got: Any, expected: Sequence[Any], same: Same) -> frozenset[str]:
-        """Every known mistake (family) whose output ``got`` matches here, however many."""
-        return frozenset(family(mid) for mid in _matches(self.outputs(), got, expected, same)[1])
+    def evidence(self, got: Any, expected: Sequence[Any], same: Same) -> Evidence:
+        """What this call says of each mistake (:func:`grader.feedback.matching.evidence`)."""
+        return evidence(self.outputs(), self.catalogue.messages, got, expected, same, self._own(),
+                        self.catalogue.owners)
 
+    def compared(self, same: Same) -> None:
+        """The check of this call compares with ``same`` (told pass or fail: see
+        :class:`grader.feedback.recorder.Recorder`)."""
 
-class Recorder(Catalogue):
-    """A catalogue that notes every call a check asks it about, passed or failed, in ``calls``: the
-    ``mistakes`` fixture while ``grade release`` grades the reference with the public suites (a
-    reference that fails a test is diagnosed as a student would be). With no variants, it diagnoses
-    nothing."""
+    def raising(self) -> Evidence:
+        """What the student's function raising on this call says: the mistakes whose variants raise here too
+        (:func:`grader.feedback.compare.raising`) explain it; none tells it apart beyond doubt."""
+        return Evidence(self.catalogue.raised(self.function, self.args, self.kwargs), frozenset(), {},
+                        self.catalogue.owners)
 
-    def __init__(self, data: Path | None = None, variants: Path | None = None,
-                 search: Sequence[Path] = ()):
-        super().__init__(data, variants, search)
-        self.calls: dict[str, tuple[str, tuple, dict]] = {}
-
-    def diagnose(self, function: str, *args: Any, **kwargs: Any) -> Call:
-        self.calls[call_key(function, args, kwargs)] = (function, copy.deepcopy(args), copy.deepcopy(kwargs))
-        return super().diagnose(function, *args, **kwargs)
-
-
-def precompute(catalogue: Sequence[Mistake], calls: Mapping[str, tuple[str, tuple, dict]],
-               reference: Callable[[str, tuple, dict], Any]) -> dict:
-    """The JSON data for ``feedback.mistakes_data`` (what a release carries): messages, and for each
-    call the outputs of the variants that differ from the reference's own output (the others are
-    never a diagnosis)."""
-    stored = {}
-    for key, (function, args, kwargs) in sorted(calls.items()):
-        right = reference(function, args, kwargs)
-        outputs = {mid: [o for o in outs if not _identical(o, right)]
-                   for mid, outs in run_variants(catalogue, function, args, kwargs).items()}
-        outputs = {mid: outs for mid, outs in outputs.items() if outs}
-        if outputs:
-            stored[key] = encode(outputs)
-    return {"messages": {m.id: m.message for m in catalogue}, "calls": stored}
-
-
-def _identical(a: Any, b: Any) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        try:
-            return np.array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True)
-        except (TypeError, ValueError):
-            return False
-    return type(a) is type(b) and a == b
+    def _own(self) -> Prefer:
+        """The mistakes of the checked function's problem (the block's and mlp's in a test of block()), or,
+        where the course's problems are unknown, those whose id starts with the function's name."""
+        owners, home = self.catalogue.owners, self.catalogue.problems.get(self.function)
+        if not owners or home is None:
+            return f"{self.function}."
+        return lambda mid: owners.get(family(mid)) == home

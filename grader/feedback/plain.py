@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from grader.errors import StudentError
-from grader.feedback.mismatch import Diagnose, Mismatch, _a, _describe, _shown, diagnosed
+from grader.feedback.mismatch import Diagnose, Mismatch, _a, _describe, _shown, diagnosed, told
 
 
 def assert_raises(call: Callable[[], Any], exception: type[BaseException], *, what: str) -> None:
@@ -135,6 +135,7 @@ def assert_equal(got: Any, expected: Any, *, what: str, diagnose: Diagnose | Non
 
     err = _equal_mismatch(got, expected, what)
     if err is None:
+        told(diagnose, same)
         return
     diagnosed(err, diagnose, got, [expected], same)
     raise err

@@ -35,7 +35,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from grader.feedback.mismatch import Diagnose, Mismatch, _describe, _shown, diagnosed
+from grader.feedback.mismatch import FAR, Diagnose, Mismatch, _describe, _shown, diagnosed, told
 
 __all__ = ["Tolerance", "FLOAT64", "printed", "assert_float", "assert_int", "assert_ints",
            "assert_counts", "assert_draws"]
@@ -96,6 +96,11 @@ def assert_float(got: Any, expected: float, *, what: str, tol: Tolerance = FLOAT
         a, b = float(a), float(b)
         return a == b or abs(a - b) <= tol.allowed(b)
 
+    def loose(a: Any, b: Any) -> bool:          # FAR tolerances: what tells two values apart beyond doubt
+        return same(a, b) or (_real(a) and _real(b)
+                              and abs(float(a) - float(b)) <= FAR * tol.allowed(float(b)))
+
+    same.loose = loose
     expected = float(expected)
     err = None
     if not _real(got):
@@ -110,6 +115,7 @@ def assert_float(got: Any, expected: float, *, what: str, tol: Tolerance = FLOAT
                        f"yours {value:.10g}, expected {expected:.10g}: off by "
                        f"{value - expected:+.3g}, more than the {tol.allowed(expected):.3g} "
                        "allowed")
+    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err
@@ -132,6 +138,7 @@ def assert_int(got: Any, expected: int, *, what: str, diagnose: Diagnose | None 
         err = Mismatch(what, "not the expected integer (integers are compared exactly)",
                        f"yours {int(got):,}, expected {int(expected):,} "
                        f"(off by {int(got) - int(expected):+,})")
+    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err
@@ -175,6 +182,7 @@ def assert_ints(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None
         return _ints_mismatch(a, np.asarray(b), what) is None
 
     err = _ints_mismatch(got, expected, what)
+    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err
@@ -215,6 +223,7 @@ def assert_counts(got: Any, expected: Mapping[str, int], *, what: str,
         return _counts_mismatch(a, b, what) is None
 
     err = _counts_mismatch(got, expected, what)
+    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err

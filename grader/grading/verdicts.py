@@ -10,7 +10,7 @@ import pytest
 
 from grader.errors import StudentError
 from grader.feedback.figures import Figures
-from grader.feedback.mismatch import Mismatch
+from grader.feedback.mismatch import Diagnosis, Evidence, Mismatch, family
 from grader.grading.results import TestResult
 
 
@@ -91,8 +91,18 @@ class Verdicts:
     student's code printed, raised or returned there could carry the reference's source or values. A test of a
     problem run with the student's own components, one of which failed its own tests, names no mistake: its output
     may be that component's mistake seen through this problem's lines (the block around a LayerNorm that ignores
-    gamma matches a block that does not pass gamma on). And a mistake is named only where it explains every failed
-    check of its problem that the catalogue can judge (:meth:`results`)."""
+    gamma matches a block that does not pass gamma on).
+
+    A known mistake is named for a problem (:meth:`_named`) only when
+
+    - the student's output matches it on every failed check of the problem that the catalogue judges (a
+      :func:`~grader.feedback.mistakes.fit` family: one of its members on all of them), and no test of the
+      problem failed otherwise than by a wrong value (an exception, a timeout, a component's failure);
+    - at least one of those checks tells it apart beyond doubt: there the mistake's output is far, many
+      tolerances, from the correct one and from every other catalogued mistake's (:class:`Evidence`);
+    - it is the problem's own mistake, or that of a component whose own tests named it.
+
+    Else its tests keep only the facts a test's own hint states ("right with 1 head, wrong with 2")."""
 
     def __init__(self, tests: Mapping[str, Test]):
         self.tests = tests
@@ -100,6 +110,8 @@ class Verdicts:
         self.feedback: dict[str, dict] = {}
         self.figures: dict[str, Figures] = {}
         self._failed: dict[str, tuple[Mismatch, bool, str, str]] = {}   # the failed checks: to name again
+        self._silenced: set[str] = set()                 # tests run with a student's component that failed
+        self._raised: dict[str, Evidence] = {}           # tests whose exception known mistakes raise too
 
     def record(self, nodeid: str, exc: BaseException | None, output: str) -> None:
         if nodeid in self.verdicts:
@@ -110,14 +122,18 @@ class Verdicts:
             self.verdicts[nodeid] = ("passed", "", "")
         else:
             failing = () if test.components else tuple(m for m in test.uses if m in self._failing())
-            if failing and isinstance(exc, Mismatch):
-                exc.diagnosis = None
+            if failing:
+                self._silenced.add(nodeid)
+                if isinstance(exc, Mismatch):
+                    exc.diagnosis = None
             status, kind, text = verdict(exc, public, output)
             note = components_note(test.problem, test.components, test.uses, test.public, failing)
             self.verdicts[nodeid] = (status, kind, text + note)
             if isinstance(exc, Mismatch):
                 self.feedback[nodeid] = exc.feedback(public)
                 self._failed[nodeid] = (exc, public, output, note)
+            elif isinstance(exc, StudentError) and exc.kind == "raised" and hasattr(exc, "diagnose"):
+                self._raised[nodeid] = exc.diagnose.raising()
         if public and nodeid in self.figures:
             self.feedback.setdefault(nodeid, {})["figures"] = self.figures[nodeid].items
 
@@ -125,23 +141,50 @@ class Verdicts:
         """The modules of the problems with a failed test so far."""
         return {self.tests[n].module for n, (status, *_) in self.verdicts.items() if status != "passed"}
 
-    def _unexplained(self) -> None:
-        """Name no mistake that another failed check of the same problem rules out: a GELU put after W_2 matches
-        an MLP without GELU on the course's W_1 = [I | -I], W_2 = [I ; I], and nothing known on other weights."""
-        explained: dict[str, list[frozenset[str]]] = {}
-        for nodeid, (exc, *_) in self._failed.items():
-            if exc.explained_by is not None:
-                explained.setdefault(self.tests[nodeid].problem, []).append(exc.explained_by)
+    def _named(self, problem: str, named: Mapping[str, str | None]) -> str | None:
+        """The one known mistake (family) this submission's failed tests of ``problem`` name, or None (see the
+        class's rules). ``named``: what the problems it uses named, decided before it."""
+        nodeids = [n for n, t in self.tests.items() if t.problem == problem]
+        failed = [n for n in nodeids if self.verdicts.get(n, ("error",))[0] != "passed"]
+        # a test not run, a timeout, a crash, a stub, an exception: no mistake's value explains those, unless
+        # the test says which call raised and the mistake raises there too (compare.raising)
+        if any(n in self._silenced or (self.verdicts.get(n, ("error",))[0] == "error" and n not in self._raised)
+               for n in failed):
+            return None
+        judged = [self._failed[n][0].evidence for n in failed
+                  if n in self._failed and self._failed[n][0].evidence is not None]
+        judged += [self._raised[n] for n in failed if n in self._raised]
+        if not judged:
+            return None
+        common = frozenset.intersection(*(e.matched for e in judged))
+        owners = {f: home for e in judged for f, home in e.owners.items()}
+        strong = {family(mid) for e in judged for mid in e.strong & common}
+        candidates = {family(mid) for mid in common}
+        candidates = {f for f in candidates if owners.get(f, problem) == problem or named.get(owners[f]) == f}
+        return next(iter(candidates)) if len(candidates) == 1 and candidates <= strong else None
+
+    def _diagnose(self) -> None:
+        """Name each problem's known mistake on its failed checks that match it, and no other: the problems that
+        use others last, so that a component's mistake is known to its own tests first."""
+        uses = {t.problem: len(t.uses) for t in self.tests.values()}
+        named: dict[str, str | None] = {}
+        for problem in sorted(dict.fromkeys(t.problem for t in self.tests.values()), key=lambda p: uses[p]):
+            named[problem] = self._named(problem, named)
         for nodeid, (exc, public, output, note) in self._failed.items():
-            named = exc.diagnosis
-            if named is None or named.mistake.startswith("hint.") or \
-                    all(named.mistake in found for found in explained.get(self.tests[nodeid].problem, ())):
+            mistake, before = named.get(self.tests[nodeid].problem), exc.diagnosis
+            evidence = exc.evidence
+            if mistake is not None and evidence is not None and nodeid not in self._silenced \
+                    and mistake in evidence.families():
+                exc.diagnosis = Diagnosis(mistake, evidence.best.get(mistake, ""))
+            elif before is not None and not before.mistake.startswith("hint."):
+                exc.diagnosis = None                     # the catalogue's per-check guess, not borne out
+            if exc.diagnosis == before:
                 continue
-            exc.diagnosis = None
             status, kind, text = verdict(exc, public, output)
             self.verdicts[nodeid] = (status, kind, text + note)
             self.feedback[nodeid] = {**self.feedback[nodeid], **exc.feedback(public)}
-            self.feedback[nodeid].pop("diagnosis", None)
+            if exc.diagnosis is None:
+                self.feedback[nodeid].pop("diagnosis", None)
 
     def grader_error(self) -> str | None:
         """The name of the first test that raised an error of its own (the suite's, not the student's)."""
@@ -149,7 +192,7 @@ class Verdicts:
 
     def results(self, nodeids: Sequence[str], error: str) -> tuple[TestResult, ...]:
         """Every test's result, in ``nodeids``' order; a test that did not run says why (``error``)."""
-        self._unexplained()
+        self._diagnose()
         results = []
         for nodeid in nodeids:
             test = self.tests[nodeid]

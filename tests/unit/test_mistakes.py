@@ -14,7 +14,9 @@ import pytest
 from conftest import GOOD, grade, write_tree
 
 from grader.feedback.compare import Diagnosis, same_array
-from grader.feedback.mistakes import Catalogue, Recorder, fit, mistake, unique_match
+from grader.feedback.matching import unique_match
+from grader.feedback.mistakes import Catalogue, fit, mistake
+from grader.feedback.recorder import Recorder
 from grader.feedback.outputs import call_key
 from grader.course.modules import import_course_module
 

@@ -383,7 +383,7 @@ def reads_counts(got, expected, same):
 def test_a_hint_that_raises_on_the_students_value_gives_no_diagnosis_and_the_check_stands():
     with pytest.raises(Mismatch) as err:
         assert_equal(np.array([3, 4]), {"attention": 3}, what="counts", diagnose=reads_counts)
-    assert err.value.diagnosis is None and err.value.explained_by is None
+    assert err.value.diagnosis is None and err.value.evidence is None
     assert verdict(err.value, True, "")[:2] == ("failed", "mismatch")
     with pytest.raises(Mismatch) as err:                # on a value it can read, it still says it
         assert_equal({"attention": 2}, {"attention": 3}, what="counts",

@@ -75,6 +75,7 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                       ('layernorm(h, p.get("gamma_2"), p.get("beta_2"))', "layernorm(h)")]),
     "block.no_n_heads": ("block", [('p["W_o"], n_heads)', 'p["W_o"])')]),
     "mlp.no_gelu": ("block", [("return gelu(u @ W_1) @ W_2", "return u @ W_1 @ W_2")]),
+    "mlp.relu": ("block", [("return gelu(u @ W_1) @ W_2", "h = u @ W_1\n    return (h * (h > 0)) @ W_2")]),
     "params.no_bias": ("params", [(GPT2_RETURN, "return 4 * d_model**2, 2 * d_model * d_ff, 4 * d_model")]),
     "params.no_beta": ("params", [(GPT2_RETURN, GPT2_RETURN[:-len("4 * d_model")] + "2 * d_model")]),
     "params.n_kv_heads": ("params", [("n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads",
@@ -285,7 +286,7 @@ NAMED = {"ln_no_beta": "layernorm.no_beta", "ln_eps_1e6": "layernorm.eps", "ln_e
          "att_softmax_axis0": "softmax.axis", "att_no_w_o": "attention.no_w_o",
          "att_reversed_heads": "attention.heads_reversed", "att_pytorch_layout": "attention.transposed",
          "att_scores_over_d_head": "attention.scale_d_head", "att_scores_over_sqrt_d_model": "attention.scale_d_model",
-         "mlp_own_relu": "gelu.relu"}
+         "mlp_own_relu": "mlp.relu"}
 FAULTS.update({name: replace(FAULTS[name], mistake=mistake) for name, mistake in NAMED.items()})
 
 # The uncatalogued faults: what their failed public tests must say for the student to know what to change.

@@ -14,7 +14,8 @@ float64 precision; and the course's h_5 (causal=False: the public suite).
 import numpy as np
 import pytest
 
-from grader.feedback.compare import Mismatch, assert_array, assert_attempt, assert_close, assert_close_own
+from grader.feedback.compare import (Mismatch, assert_array, assert_attempt, assert_close, assert_close_own,
+                                     raising)
 from public.test_attention import float_array, judgeable
 from public.toy import COURSE, F64, H5, W_k, W_o, W_q, W_v, X
 
@@ -39,7 +40,8 @@ def test_softmax_scores_shifted_by_100_in_float32(student, reference, mistakes):
     """float32 scores around 100 need the max subtracted first: exp(100) overflows float32."""
     rng = np.random.default_rng(301)
     s = (100.0 + rng.normal(size=(4, 6))).astype(np.float32)
-    got = student.softmax(s)
+    with raising(mistakes.softmax(s)):                 # a sum without keepdims cannot broadcast on 4×6
+        got = student.softmax(s)
     assert_close(got, reference.softmax(s.astype(np.float64)),
                  what="softmax of a float32 4×6 array of scores around 100 (subtract each row's max before exp)",
                  diagnose=mistakes.softmax(s))
@@ -50,7 +52,8 @@ def test_softmax_scores_times_1000(student, reference, mistakes):
     """Scores of size 1000 need the max subtracted first: exp(1000) overflows even float64."""
     rng = np.random.default_rng(302)
     s = 1000.0 * rng.normal(size=(3, 5))
-    got = student.softmax(s)
+    with raising(mistakes.softmax(s)):
+        got = student.softmax(s)
     assert_close(got, reference.softmax(s),
                  what="softmax of a 3×5 array of scores of size about 1000 (subtract each row's max before exp)",
                  diagnose=mistakes.softmax(s))
@@ -58,18 +61,27 @@ def test_softmax_scores_times_1000(student, reference, mistakes):
 
 @pytest.mark.points(0.5)
 def test_softmax_along_the_axis_it_is_given(student, reference, mistakes):
-    """softmax(s, axis=0) normalises columns, and axis=1 of a 3-D array normalises along that axis."""
+    """softmax(s, axis=0) normalises columns (of a 4×3 and of a square 4×4), and axis=1 of a 3-D array normalises
+    along that axis."""
     rng = np.random.default_rng(303)
     s2 = rng.normal(size=(4, 3))
-    got = student.softmax(s2, axis=0)
+    with raising(mistakes.softmax(s2, axis=0)):
+        got = student.softmax(s2, axis=0)
     assert_close(got, reference.softmax(s2, axis=0),
                  what="softmax of a 4×3 array with axis=0 (each column sums to 1)",
                  diagnose=mistakes.softmax(s2, axis=0))
     s3 = rng.normal(size=(2, 5, 3))
-    got = student.softmax(s3, axis=1)
+    with raising(mistakes.softmax(s3, axis=1)):
+        got = student.softmax(s3, axis=1)
     assert_close(got, reference.softmax(s3, axis=1),
                  what="softmax of a 2×5×3 array with axis=1 (use the axis argument for the max and the sum)",
                  diagnose=mistakes.softmax(s3, axis=1))
+    s4 = rng.normal(size=(4, 4))                     # square: only the axis argument tells rows from columns
+    with raising(mistakes.softmax(s4, axis=0)):
+        got = student.softmax(s4, axis=0)
+    assert_close(got, reference.softmax(s4, axis=0), what="softmax of a 4×4 array with axis=0 (each column sums "
+                                                          "to 1, whatever the shape)",
+                 diagnose=mistakes.softmax(s4, axis=0))
 
 
 @pytest.mark.property
@@ -86,10 +98,11 @@ def test_softmax_is_never_negative(student, reference):
 
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_softmax_keeps_the_shape(student, reference):
+def test_softmax_keeps_the_shape(student, reference, mistakes):
     """softmax of a 2×3×5 array along axis=1 has the shape 2×3×5."""
     s = np.random.default_rng(312).normal(size=(2, 3, 5))
-    got = student.softmax(s, axis=1)
+    with raising(mistakes.softmax(s, axis=1)):
+        got = student.softmax(s, axis=1)
     what = "the shape of your softmax of a 2×3×5 array with axis=1 (softmax keeps the input's shape)"
     if type(got) is not np.ndarray or got.shape != (2, 3, 5):
         raise Mismatch(what, "wrong shape: expected (2, 3, 5) (keepdims=True on the max and the sum)",

@@ -15,6 +15,7 @@ subtraction still compose.
 import numpy as np
 import pytest
 
+from grader.errors import StudentError
 from grader.feedback.compare import Mismatch, assert_attempt, assert_close
 from public.test_attention import float_array, judgeable
 from public.toy import COURSE, COURSE_ROUNDED, F64, LN_H5, M5, PARAMS, W_1, W_2, X, Y5, Y5_NO_ATTENTION
@@ -191,13 +192,25 @@ def test_block_leaves_x_and_params_unchanged(student, reference):
 def test_block_attention_off_never_calls_attention(student, reference, mistakes):
     """use_attention=False skips the attention branch: y = x + mlp(layernorm(x, gamma_2, beta_2)), and attention
     is never called (not even to throw its result away): here W_q, W_k, W_v and W_o are 3×3, which no attention
-    of a width-8 input can use, so a block that computes the branch anyway raises."""
+    of a width-8 input can use, so a block that computes the branch anyway raises. Such a block is then run with
+    weights attention can use, so that what it computes says which mistake it makes (an exception says none)."""
     rng = np.random.default_rng(402)
     x = rng.normal(size=(4, 8))
     params = random_params(rng, 8, 32)
     unusable = {**params, **{name: np.zeros((3, 3)) for name in ("W_q", "W_k", "W_v", "W_o")}}
     what = ("block of a 4×8 input with use_attention=False, given gamma/beta and attention weights no attention can "
             "use (y = x + mlp(layernorm(x, gamma_2, beta_2), W_1, W_2); attention is never called)")
-    got = student.block(x, unusable, 2, use_attention=False)
-    assert_close(got, reference.block(x, params, 2, use_attention=False), what=what,
-                 diagnose=mistakes.block(x, params, 2, use_attention=False))
+    expected = reference.block(x, params, 2, use_attention=False)
+    try:
+        got = student.block(x, unusable, 2, use_attention=False)
+    except StudentError as err:
+        if err.kind != "raised":
+            raise
+        called = ("block of a 4×8 input with use_attention=False: with attention weights no attention can use your "
+                  "block raised (it called attention); with usable ones it gives")
+        assert_close(student.block(x, params, 2, use_attention=False), expected,
+                     what=f"{called} other values (skip the branch: h = x)",
+                     diagnose=mistakes.block(x, params, 2, use_attention=False))
+        raise Mismatch(f"{called} the right values", "attention was called and its result thrown away: with "
+                                                     "use_attention=False do not call it at all") from None
+    assert_close(got, expected, what=what, diagnose=mistakes.block(x, params, 2, use_attention=False))

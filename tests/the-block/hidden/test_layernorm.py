@@ -3,7 +3,7 @@
 Value tests compare with the reference solution (the `reference` fixture) on fixed inputs, each aimed at one
 usual mistake: eps outside the square root (eps = 0.1), the default eps or ddof=1 (rows of standard deviation
 0.01, where sqrt(var + eps) is far from the standard deviation), a dropped eps (a constant row), gamma/beta
-ignored, the wrong axis (n != d), a missing mean subtraction (rows far from 0), float32 input, float32
+ignored, the wrong axis (n != d, and n = d: an axis picked from the shape), a missing mean subtraction (rows far from 0), float32 input, float32
 arithmetic inside a float64 computation (the one F64 test); and the course's u'_5.
 
 Property tests (`@pytest.mark.property`) check the student's own outputs against each other: a row scaled by
@@ -17,7 +17,7 @@ from grader.feedback.compare import assert_array, assert_attempt, assert_close, 
 from public.toy import COURSE, F64, H5, LN_H5
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_course_layernorm_of_h5(student, mistakes):
     """LayerNorm of the course's h_5 for ␣the is its u'_5 = [-1.102, 0.964, -0.892, 1.030]."""
     got = student.layernorm(H5)
@@ -53,7 +53,19 @@ def test_tiny_variance_rows_and_a_constant_row(student, reference, mistakes):
                  diagnose=mistakes.layernorm(x))
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
+def test_square_rows_of_a_batch_each_on_their_own(student, reference, mistakes):
+    """A (2, 7, 7) batch: 7 tokens of width 7, values around 2 on different scales. Where n = d only the axis tells
+    the tokens from the features: a layernorm that picks its axis from the shape normalises the tokens here."""
+    rng = np.random.default_rng(112)
+    x = 2.0 + rng.normal(size=(2, 7, 7)) * rng.uniform(0.5, 3.0, size=(2, 7, 1))
+    got = student.layernorm(x)
+    assert_close(got, reference.layernorm(x),
+                 what="layernorm of a 2×7×7 batch (7 tokens of width 7: each row over the last axis, never the tokens)",
+                 diagnose=mistakes.layernorm(x))
+
+
+@pytest.mark.points(1)
 def test_random_gamma_and_beta_on_a_batch(student, reference, mistakes):
     """Random gamma and beta scale and shift every normalised row of a (2, 5, 6) batch, column by column."""
     rng = np.random.default_rng(104)

@@ -12,13 +12,22 @@ import pytest
 from grader.feedback.compare import ATTEMPT, assert_equal, assert_raises, assert_types
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_gpt2_default_d_ff_is_4_d_model(student, reference, mistakes):
     """GPT-2 medium's block (1024, 16 heads) uses d_ff = 4 * 1024 by default."""
     got = student.count_params(1024, 16)
     assert_equal(got, reference.count_params(1024, 16),
                  what="count_params(1024, 16) for a GPT-2 block (default d_ff = 4 * d_model)",
                  diagnose=mistakes.count_params(1024, 16))
+
+
+@pytest.mark.points(0.5)
+def test_gpt2_ignores_n_kv_heads(student, reference, mistakes):
+    """n_kv_heads is Llama's: a GPT-2 block's W_k and W_v are d × d whatever it says (GPT-2 small with 4 given)."""
+    got = student.count_params(768, 12, 4)
+    assert_equal(got, reference.count_params(768, 12, 4),
+                 what="count_params(768, 12, 4) for a GPT-2 block (n_kv_heads is ignored: attention 4d² + 4d)",
+                 diagnose=mistakes.count_params(768, 12, 4))
 
 
 @pytest.mark.points(1)

@@ -3,7 +3,7 @@
 Attention contract: u is (n, d), every W is (d, d) applied as u @ W; head h uses columns h*d_head:(h+1)*d_head
 of q, k and v; scores q k^T / sqrt(d_head); with causal=True token i sees tokens 0..i (itself included); the
 heads' outputs are concatenated in order and multiplied by W_o. attention leaves u and the weights unchanged,
-and float32 input gives float32 output.
+and float32 input gives a float32 or float64 output (both accepted) with the values float64 input gives.
 
 attention runs with your own softmax (both are this problem's): a mask of -1e9 instead of -inf is fine.
 
@@ -264,8 +264,25 @@ def test_24_tokens_with_equal_scores_average_the_tokens_so_far(student, mistakes
                  diagnose=mistakes.attention(u, zero, zero, w_v, w_o, 2))
 
 
+@pytest.mark.points(0.5)
+def test_six_tokens_of_width_six_with_two_heads(student, mistakes):
+    """A square input, 6 tokens of width 6 with 2 heads: the scores are 6×6 like the input, so only the axes tell
+    the queries from the keys and the tokens from the features."""
+    u, weights = 2.0 * pattern(6, 6, 12), [pattern(6, 6, seed) for seed in (13, 14, 15, 16)]
+    expected = [[-0.388, -3.704, 4.636, -4.008, -1.32, 2.496],
+                [1.101006852, 3.365696206, -1.683553811, 2.218433188, -0.1436755728, -2.381764775],
+                [0.307769756, -1.612902497, 3.113566854, -3.661396465, -1.68657129, 2.111378642],
+                [1.342044541, 2.580333124, -3.935784405, -0.5617986586, -2.142656976, -2.187960645],
+                [1.459141805, 0.6074975405, 1.91707998, -2.017619885, -2.157484679, 0.4785346533],
+                [-1.627933154, -3.325723164, 1.990170743, 0.455149418, 1.686334338, 1.504912324]]
+    got = student.attention(u, *weights, 2)
+    assert_close(got, expected, what="attention of a 6×6 input with 2 heads of width 3, causal (as many tokens as "
+                                     "features: softmax over the keys, the last axis; heads by columns)",
+                 diagnose=mistakes.attention(u, *weights, 2))
+
+
 @pytest.mark.property
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
 def test_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
     """Causality on your own outputs: changing token 8 of 16 changes none of your rows 0 to 7 (and some later
     row does change)."""

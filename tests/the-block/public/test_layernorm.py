@@ -18,7 +18,23 @@ LN_X = [[0.9045077212, -0.3015025737, -1.507512869, 0.9045077212],
         [-0.5773464202, -0.5773464202, -0.5773464202, 1.732039261]]
 
 
-@pytest.mark.points(2)
+# A square input, 6 tokens of width 6, its rows on different scales: where n = d only the axis tells the tokens from
+# the features, so a layernorm that picks its axis from the shape (the first of width d) is wrong here alone.
+SQUARE = np.array([[2.0, 0.5, -1.0, 3.0, 1.5, 0.0],
+                   [-0.5, 4.0, 1.0, 2.5, -2.0, 1.0],
+                   [0.25, 0.75, 0.5, -0.25, 1.25, 0.0],
+                   [3.0, 3.5, 2.5, 4.0, 2.0, 3.0],
+                   [-1.5, 0.0, 1.5, -3.0, 3.0, 0.0],
+                   [1.0, -1.0, 2.0, -2.0, 0.5, -0.5]])
+LN_SQUARE = [[0.7559267862, -0.3779633931, -1.511853572, 1.511853572, 0.3779633931, -0.7559267862],
+             [-0.7745956364, 1.549191273, 0.0, 0.7745956364, -1.549191273, 0.0],
+             [-0.3380547477, 0.6761094954, 0.1690273738, -1.352218991, 1.690273738, -0.8451368692],
+             [0.0, 0.7745873742, -0.7745873742, 1.549174748, -1.549174748, 0.0],
+             [-0.7745956364, 0.0, 0.7745956364, -1.549191273, 1.549191273, 0.0],
+             [0.7559267862, -0.7559267862, 1.511853572, -1.511853572, 0.3779633931, -0.3779633931]]
+
+
+@pytest.mark.points(1.5)
 def test_toy_embeddings_each_row_normalised(student, mistakes):
     """LayerNorm of the course's 5×4 toy embeddings X normalises each token's row on its own."""
     got = student.layernorm(X)
@@ -27,7 +43,16 @@ def test_toy_embeddings_each_row_normalised(student, mistakes):
                  diagnose=mistakes.layernorm(X))
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
+def test_a_square_input_is_normalised_row_by_row(student, mistakes):
+    """A 6×6 input, as many tokens as features: each token's row is normalised on its own (axis=-1)."""
+    got = student.layernorm(SQUARE)
+    assert_close(got, LN_SQUARE, what="layernorm of a 6×6 input (each row over its own 6 numbers, axis=-1: as many "
+                                      "tokens as features, so only the axis tells them apart)",
+                 diagnose=mistakes.layernorm(SQUARE))
+
+
+@pytest.mark.points(1)
 def test_gamma_scales_and_beta_shifts(student, mistakes):
     """gamma multiplies and beta adds, per column, after the normalisation. The last two rows have (almost) no
     variance: a constant row gives beta, and a row of variance 5e-7 shows which eps your default is."""

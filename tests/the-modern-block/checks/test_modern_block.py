@@ -43,6 +43,8 @@ MUTANTS: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                             ('rmsnorm(h, p.get("gain_2"))', 'rmsnorm(h, p.get("gain_1"))')]),
     "model.tied_twice": ("model_params", [('"output": 0 if tied else vocab_size * d', '"output": vocab_size * d')]),
     "model.n_kv_heads": ("model_params", [("2 * d * n_kv_heads * d_head", "2 * d * d")]),
+    "model.meta_rounding": ("model_params", [("d_ff = swiglu_width(d) if d_ff is None else d_ff",
+                                              "d_ff = (int(8 * d / 3) + 255) // 256 * 256 if d_ff is None else d_ff")]),
 }
 
 # The list of usual mistakes (section 3), by catalogue id.

@@ -36,7 +36,7 @@ def multi_head(u, W_q, W_k, W_v, W_o, n_heads):
     return out @ W_o
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2.5)
 def test_gqa_course_d8_walk(student, reference, mistakes):
     """The course's walk: Q (2, 5, 4), K and V (1, 5, 4) repeated to (2, 5, 4), weights (2, 5, 5), out (5, 8)."""
     u = X / np.sqrt((X**2).mean(axis=-1, keepdims=True) + 1e-6)
@@ -46,7 +46,18 @@ def test_gqa_course_d8_walk(student, reference, mistakes):
                  diagnose=mistakes.gqa_attention(u, W_q, W_k, W_v, W_o, HEADS, KV_HEADS))
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(1)
+def test_gqa_square_input(student, reference, mistakes):
+    """8 tokens of width 8, 4 query heads of 2 and 2 K/V heads: the scores are 8×8 like the input, so only the
+    axes tell the queries from the keys and the tokens from the features."""
+    rng = np.random.default_rng(330)
+    u, w = 1.5 * rng.normal(size=(8, 8)), weights(rng, 8, 4, 2)
+    assert_close(student.gqa_attention(u, *w, 4, 2), reference.gqa_attention(u, *w, 4, 2),
+                 what="gqa_attention of an 8×8 input, 4 query heads, 2 K/V heads (as many tokens as features: the "
+                      "softmax over the keys, the last axis)", diagnose=mistakes.gqa_attention(u, *w, 4, 2))
+
+
+@pytest.mark.points(2.5)
 def test_gqa_with_n_kv_heads_equal_to_n_heads_is_multi_head_attention(student, mistakes):
     """n_kv_heads = n_heads = 4: every query head has its own K/V head, the-block's attention (an independent
     formula, head by head, is the expected value)."""

@@ -1,7 +1,7 @@
 """Hidden tests for rmsnorm(x, gain=None, eps=1e-6).
 
 Expected values come from the reference. Aimed at: the mean subtracted (LayerNorm in disguise), eps left out or
-outside the root, the wrong axis, gain ignored; the course's row×10 check; float32 kept, inputs left alone
+outside the root, the wrong axis (a square input too), gain ignored; the course's row×10 check; float32 kept, inputs left alone
 (properties, on the student's own outputs).
 """
 import numpy as np
@@ -11,7 +11,7 @@ from grader.feedback.compare import assert_array, assert_attempt, assert_close, 
 from public.toy import X
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_rmsnorm_keeps_the_mean_of_a_shifted_row(student, reference, mistakes):
     """Rows far from zero mean: RMSNorm divides by the root mean square and subtracts nothing."""
     x = np.array(X) + np.array([[3.0], [-2.0], [0.5], [10.0], [-7.0]])
@@ -20,7 +20,18 @@ def test_rmsnorm_keeps_the_mean_of_a_shifted_row(student, reference, mistakes):
                  diagnose=mistakes.rmsnorm(x))
 
 
-@pytest.mark.points(1.5)
+@pytest.mark.points(1)
+def test_rmsnorm_square_input_each_row_on_its_own(student, reference, mistakes):
+    """6 tokens of width 6 on different scales: where n = d only the axis tells the tokens from the features (an
+    rmsnorm that picks its axis from the shape takes the tokens here)."""
+    rng = np.random.default_rng(305)
+    x = 1.0 + rng.normal(size=(6, 6)) * rng.uniform(0.5, 4.0, size=(6, 1))
+    assert_close(student.rmsnorm(x), reference.rmsnorm(x),
+                 what="rmsnorm of a 6×6 input (each row over the last axis, even when there are as many tokens as "
+                      "features)", diagnose=mistakes.rmsnorm(x))
+
+
+@pytest.mark.points(1)
 def test_rmsnorm_gain_on_a_batch(student, reference, mistakes):
     """A (3, 4, 6) batch with a gain: each row over the last axis, scaled per column."""
     rng = np.random.default_rng(301)
