@@ -15,6 +15,7 @@ from grader.course import manifest as course_mod
 from grader.errors import ExitStatus, GradeError
 from grader.feedback import trace as trace_mod, traceview
 from grader.feedback.glyphs import console
+from grader.grading.phases import plan
 
 
 def main(*, course_path: Path, path: Path | None, settings: Sequence[str], list_cases: bool) -> ExitStatus:
@@ -29,7 +30,7 @@ def main(*, course_path: Path, path: Path | None, settings: Sequence[str], list_
     folder = path or course.exercises
     if not folder.is_dir():
         raise GradeError(f"{folder}: folder not found (pass --path with your modules' folder)")
-    result = trace_mod.run(course, folder, case, trace_cases(course))
+    result = trace_mod.run(course, folder, case, trace_cases(course), plan(course))
     asked = ", ".join(settings)
     traceview.trace_table(result, console(), title=f"The worked example through your functions in {folder} "
                                                    f"({asked or 'as in the course'})")

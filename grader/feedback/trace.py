@@ -8,17 +8,22 @@ the course functions it is meant to call), ``CASES`` (each case keyword of ``ste
 
 Each step is computed twice with the student's functions: from the reference's earlier values ("yours": it judges
 that step's function alone, so two faults in two functions show at two steps) and from the student's own earlier
-values ("your chain": where their block ends up). The reference's values are computed live where
-the solutions are (the instructor's checkout), in the grader process: the inputs are the course's
-own worked example, never a student's. A student's copy has no solutions: ``grade release`` writes
-the values into it (``feedback.trace_data``; both: :mod:`grader.commands.feedback_data`). The
-student's functions run in the sandboxed worker through the same proxy as grading
-(:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
+values ("your chain": where their block ends up). "Yours" runs the step's function with the reference's own
+components where the solutions are (the worker of its problem's phase, :func:`grader.grading.phases.plan`: the
+block with the course's layernorm, attention and gelu, as grading runs it); in a release, which has none, with the
+student's own, and the step says so (:attr:`Step.own`). A step whose value cannot be read off the student's
+function (:class:`Unreadable`: the attention weights read back through a value path that is not the identity the
+probe gave it) is shown with why, never judged. The reference's values are computed live where the solutions are
+(the instructor's checkout), in the grader process: the inputs are the course's own worked example, never a
+student's. A student's copy has no solutions: ``grade release`` writes the values into it (``feedback.trace_data``;
+both: :mod:`grader.commands.feedback_data`). The student's functions run in the sandboxed worker through the same
+proxy as grading (:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
 """
 from __future__ import annotations
 
 import inspect
 import json
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -51,6 +56,12 @@ def rows_of(mask: np.ndarray) -> list[int]:
     return [int(i) for i in np.flatnonzero(mask.reshape(len(mask), -1).any(axis=1))]
 
 
+class Unreadable(Exception):
+    """Raised by a trace module's ``compute`` when what the student's function gave cannot be read as the step's
+    value (e.g. attention weights read off an output whose rows do not sum to 1): the message says why. The step
+    is then shown unjudged, never as the student's value."""
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of the worked example.
@@ -62,6 +73,11 @@ class Step:
     :param chain: the student's value from their own earlier values, or None when it failed.
     :param error: why ``yours`` is None (their code raised, timed out, returned something unusable).
     :param chain_error: why ``chain`` is None.
+    :param calls: the functions ``function`` is meant to call (the trace module's ``CALLS``) that were the
+        student's own at this step (the others were the reference's).
+    :param own: those of ``calls`` that are another problem's (a release has no reference to run them with).
+    :param unread: why ``yours`` could not be read off the student's function (:class:`Unreadable`): the step is
+        shown, not judged.
     """
 
     name: str
@@ -71,14 +87,22 @@ class Step:
     chain: np.ndarray | None
     error: str = ""
     chain_error: str = ""
+    calls: tuple[str, ...] = ()
+    own: tuple[str, ...] = ()
+    unread: str = ""
 
     @property
     def matches(self) -> bool:
-        """The student's function gives the reference's value from the reference's input."""
+        """The student's function gives the reference's value from the reference's input (an unread step is not
+        judged: it matches)."""
+        if self.unread:
+            return True
         return self.yours is not None and same_array(self.yours, self.reference, rtol=RTOL, atol=ATOL)
 
     @property
     def chain_matches(self) -> bool:
+        if self.unread and self.chain is None:
+            return True
         return self.chain is not None and same_array(self.chain, self.reference, rtol=RTOL, atol=ATOL)
 
     def rows_off(self) -> list[int]:
@@ -117,14 +141,24 @@ class Trace:
         return next((i for i, s in enumerate(self.steps) if not s.chain_matches), None)
 
     def verdicts(self) -> list[Verdict]:
-        """Every function the trace calls, in the order of its first step."""
+        """Every function the trace calls, in the order of its first step. A function's difference may be that of
+        a function it called as the student's own (:attr:`Step.calls`: with the reference's components, only its
+        own problem's); an unread step judges nothing."""
         functions = list(dict.fromkeys(s.function for s in self.steps if s.function))
         wrong = {f: tuple(i for i, s in enumerate(self.steps) if s.function == f and not s.matches)
                  for f in functions}
         near = {f for f in functions if not wrong[f] and any(
-            s.function == f and not same_array(s.yours, s.reference, rtol=NEAR, atol=0.0) for s in self.steps)}
-        return [Verdict(f, wrong[f], tuple(c for c in self.calls.get(f, ()) if wrong.get(c)),
-                        tuple(c for c in self.calls.get(f, ()) if c in near)) for f in functions]
+            s.function == f and not s.unread and not same_array(s.yours, s.reference, rtol=NEAR, atol=0.0)
+            for s in self.steps)}
+        ran = {f: tuple(dict.fromkeys(c for s in self.steps if s.function == f for c in s.calls)) for f in functions}
+        return [Verdict(f, wrong[f], tuple(c for c in ran[f] if wrong.get(c)), tuple(c for c in ran[f] if c in near))
+                for f in functions]
+
+    def carried(self, step: Step) -> tuple[str, ...]:
+        """The student's own components of another problem that ``step`` ran with (a release) and that differ at
+        their own steps: ``step`` may be only carrying their difference."""
+        wrong = {v.function for v in self.verdicts() if v.steps}
+        return tuple(c for c in step.own if c in wrong)
 
 
 def case_key(case: dict) -> str:
@@ -181,10 +215,13 @@ def case_from(course: Course, settings: Sequence[str]) -> dict:
     return case
 
 
-def run(course: Course, folder: Path, case: dict, cases: Mapping[str, list[dict]]) -> Trace:
+def run(course: Course, folder: Path, case: dict, cases: Mapping[str, list[dict]],
+        phases: Sequence[Any] = ()) -> Trace:
     """Run the worked example's ``case`` through the functions in ``folder``, in the sandboxed worker.
 
     :param cases: the reference's steps in every case (``reference_data(...)["cases"]``).
+    :param phases: grading's (:func:`grader.grading.phases.plan`): a step runs with the reference's components
+        its phase holds; with none (a release), with the student's own.
     :raises GradeError: the course has no trace, or ``cases`` has no reference for ``case`` or not
         its steps.
     """
@@ -202,10 +239,31 @@ def run(course: Course, folder: Path, case: dict, cases: Mapping[str, list[dict]
                          f"follow the steps of {feedback.trace.name} (grade release writes both: "
                          "release again)")
     blind = getattr(module, "cannot_check", lambda **_: None)(**case)
-    with Worker(folder, course.limits, modules=course.modules) as worker:
-        student = Student(worker, course.functions, course.limits)
-        steps = tuple(_steps(student, specs, reference))
-    return Trace(case, steps, getattr(module, "CALLS", {}), blind)
+    calls = getattr(module, "CALLS", {})
+    problem_of = {f: p.name for p in course.problems for f in p.functions}
+    home = {f: phase for phase in phases if phase.reference for p in course.problems
+            if p.name in phase.problems for f in p.functions}
+    with ExitStack() as stack:
+        own = Student(stack.enter_context(Worker(folder, course.limits, modules=course.modules)), course.functions,
+                      course.limits)
+        started: dict[int, Student] = {}
+
+        def yours(function: str) -> tuple[Student, tuple[str, ...], tuple[str, ...]]:
+            """The student whose ``function`` a step runs ("yours"), the functions it calls that are the student's
+            own there, and those of them that are another problem's."""
+            theirs = tuple(c for c in calls.get(function, ()) if problem_of.get(c) == problem_of.get(function))
+            others = tuple(c for c in calls.get(function, ()) if c not in theirs)
+            phase = home.get(function)
+            if phase is None:                            # no reference here (a release), or none needed
+                return own, tuple(calls.get(function, ())), others
+            if id(phase) not in started:
+                worker = stack.enter_context(Worker(folder, course.limits, modules=phase.modules,
+                                                    reference=phase.reference))
+                started[id(phase)] = Student(worker, course.functions, course.limits)
+            return started[id(phase)], theirs, ()
+
+        steps = tuple(_steps(yours, own, specs, reference))
+    return Trace(case, steps, calls, blind)
 
 
 class _Missing(Exception):
@@ -218,9 +276,12 @@ class _Values(dict):
 
 
 def _compute(compute: Callable, student: Student, values: Mapping, function: str) -> tuple[np.ndarray | None, str]:
-    """The step's value from ``values`` with the student's functions, or (None, why not)."""
+    """The step's value from ``values`` with the student's functions, or (None, why not); :class:`Unreadable`
+    goes through."""
     try:
         value = compute(student, values)
+    except Unreadable:
+        raise
     except StudentError as err:                          # the student's own copy: their exception and its line
         return None, "\n".join(filter(None, [err.public, err.detail]))
     except _Missing:
@@ -233,14 +294,24 @@ def _compute(compute: Callable, student: Student, values: Mapping, function: str
         return None, f"{function or 'your code'}() returned {type(value).__name__}, not numbers"
 
 
-def _steps(student: Student, specs: list, reference: list[dict]) -> Iterable[Step]:
-    """Each step from the reference's earlier values and from the student's own."""
+def _steps(yours: Callable[[str], tuple[Student, tuple[str, ...], tuple[str, ...]]], student: Student, specs: list,
+           reference: list[dict]) -> Iterable[Step]:
+    """Each step from the reference's earlier values (its function run by ``yours(function)``'s student) and from
+    the student's own (``student``: every module theirs)."""
     given, own = _Values(), _Values()
     for (key, name, function, compute), ref in zip(specs, reference):
         expected = np.asarray(ref["value"], dtype=np.float64)
-        yours, error = _compute(compute, student, given, function)
-        chain, chain_error = _compute(compute, student, own, function)
+        runner, calls, others = yours(function) if function else (student, (), ())
+        unread = ""
+        try:
+            value, error = _compute(compute, runner, given, function)
+        except Unreadable as why:
+            value, error, unread = None, "", str(why)
+        try:
+            chain, chain_error = _compute(compute, student, own, function)
+        except Unreadable as why:
+            chain, chain_error = None, str(why)
         given[key] = expected
         if chain is not None:
             own[key] = chain
-        yield Step(name, function, expected, yours, chain, error, chain_error)
+        yield Step(name, function, expected, value, chain, error, chain_error, calls, others, unread)

@@ -97,13 +97,22 @@ def _fitted(console: "Console", step: Step, lines: list, decimals: int) -> tuple
     return table, f"columns {start + 1} to {start + shown} of {width} shown{which}; a wider terminal shows more"
 
 
-def _step_header(i: int, step: Step) -> str:
+def _step_header(i: int, step: Step, trace: Trace | None = None) -> str:
     from rich.markup import escape
 
     who = f" · {escape(step.function)}()" if step.function else ""
-    if not step.matches:
+    carried = trace.carried(step) if trace is not None else ()
+    if step.unread:
+        verdict = "[yellow]not judged: these cannot be read off your function (see below)[/]"
+    elif not step.matches:
         rows = step.rows_off()
         verdict = f"[red]✗ token{'s' * (len(rows) > 1)} {', '.join(str(r + 1) for r in rows)}[/]"
+        if carried:                                      # a release: its own components ran here, not the course's
+            one = len(carried) == 1
+            verdict += (f" [yellow](computed with your own {escape(_names(carried))}, a release having no reference "
+                        f"to run {'it' if one else 'them'} with; {'it differs' if one else 'they differ'} at "
+                        f"{'its' if one else 'their'} own step{'' if one else 's'}, which may be all this step "
+                        "carries)[/]")
     elif not step.chain_matches:
         verdict = "[green]✓[/] [yellow](your chain ✗: carried from an earlier step)[/]"
     else:
@@ -111,16 +120,18 @@ def _step_header(i: int, step: Step) -> str:
     return f"[bold]{i + 1}. {escape(step.name)}[/]{who}  {verdict}"
 
 
-def _print_step(console: "Console", i: int, step: Step) -> None:
+def _print_step(console: "Console", i: int, step: Step, trace: Trace | None = None) -> None:
     from rich.markup import escape
 
-    console.print(_step_header(i, step))
+    console.print(_step_header(i, step, trace))
     problems = []
-    if step.yours is None:
+    if step.unread:
+        console.print(f"   [yellow]{escape(step.unread)}[/]", highlight=False)
+    elif step.yours is None:
         problems.append(("yours", step.error))
     elif step.yours.shape != step.reference.shape:
         problems.append(("yours", f"shape {step.yours.shape}, expected {step.reference.shape}"))
-    if step.chain is None and step.chain_error != step.error:
+    if step.chain is None and step.chain_error not in (step.error, step.unread):
         problems.append(("your chain", step.chain_error))
     elif step.chain is not None and step.chain.shape != step.reference.shape and (
             step.yours is None or step.chain.shape != step.yours.shape):
@@ -179,16 +190,30 @@ def verdict_lines(trace: Trace) -> list[tuple[str, str]]:
 
 
 def blind_spot(trace: Trace) -> str:
-    """What the case cannot check (the course's trace module says), and what can; "" when it says nothing."""
+    """What the case cannot check (the course's trace module says), and what can; "" when it says nothing. Then
+    each fault it names (``faults``: what the fault is, why this case cannot see it, the case that can), one
+    sentence each."""
     blind = trace.cannot_check
     if not blind:
         return ""
-    can = [f"`grade trace --case {blind['see']}` can"] if blind.get("see") else []
-    tests = blind.get("tests") or []
-    if tests:
-        can.append(f"and so do the public tests {', '.join(tests)} (`grade check` runs them)")
-    return f"With {blind['because']}, this example cannot check {blind['what']}" + \
-        (f": {', '.join(can)}." if can else ".")
+    lines = []
+    if blind.get("because"):
+        can = [f"`grade trace --case {blind['see']}` can"] if blind.get("see") else []
+        tests = blind.get("tests") or []
+        if tests:
+            can.append(f"and so do the public tests {', '.join(tests)} (`grade check` runs them)")
+        lines.append(f"With {blind['because']}, this example cannot check {blind['what']}" +
+                     (f": {', '.join(can)}." if can else "."))
+    for fault in blind.get("faults", ()):
+        if fault.get("see"):
+            sees = f"`grade trace --case {fault['see']}` sees it"
+        elif fault.get("tests"):
+            sees = (f"no case of this example does; the public test{'s' * (len(fault['tests']) > 1)} "
+                    f"{', '.join(fault['tests'])} {'do' if len(fault['tests']) > 1 else 'does'} (`grade check`)")
+        else:
+            sees = "no case of this example does, nor a public test: the hidden tests do"
+        lines.append(f"It cannot see {fault['fault']} ({fault['because']}): {sees}.")
+    return "\n".join(lines)
 
 
 def trace_table(trace: Trace, console: "Console", title: str) -> None:
@@ -201,7 +226,7 @@ def trace_table(trace: Trace, console: "Console", title: str) -> None:
                   " ref: the reference, where yours differs; chain: your value from your own previous steps, "
                   "where it differs from both.[/]")
     for i, step in enumerate(trace.steps):
-        _print_step(console, i, step)
+        _print_step(console, i, step, trace)
     if trace.matches:
         console.print("[green]Every step matches the reference.[/]")
     else:

@@ -106,16 +106,35 @@ def test_the_function_at_fault_is_named_at_its_own_steps(tmp_path, mistake, opti
         assert other == function or line.startswith(f"✓ {other}()") or "which it is meant to call" in line, line
 
 
-def test_two_faults_in_two_functions_both_show_each_at_its_own_step(tmp_path):
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    """A student's copy of the-block (no solutions: the trace's reference values as the release stored them)."""
+    return students_copy(tmp_path_factory.mktemp("trace-release") / "release")
+
+
+@pytest.mark.parametrize("where", ["checkout", "release"])
+def test_two_faults_in_two_functions_both_show_each_at_its_own_step(tmp_path, release, where):
+    """Where the solutions are, block() runs with the course's layernorm, attention and gelu (as grading runs it):
+    only its own mlp() can carry a fault into its step. A release has no reference: block() runs with the
+    student's own, and its step says so rather than blame it."""
     folder = faulty(tmp_path, "me", {"layernorm": MUTANTS["layernorm.ddof1"][1], "block": MUTANTS["mlp.no_gelu"][1]})
-    code, output = trace("--path", folder)
+    code, output = trace("--path", folder, cwd=PROJECT if where == "checkout" else release)
     assert code == 1
     found = verdicts(output)
     assert found["layernorm"].startswith("✗ layernorm() differs at steps 2 and 6; its input was the reference's")
     assert found["mlp"].startswith("✗ mlp() differs at step 8; its input was the reference's")   # fed LayerNorm(h)
     assert found["attention"] == "✓ attention()" and found["gelu"] == "✓ gelu()"
-    assert found["block"] == ("✗ block() differs at step 9; layernorm() and mlp(), which it is meant to call, do "
-                              "not match the reference either: fix them first, then trace again.")
+    if where == "checkout":
+        assert found["block"] == ("✗ block() differs at step 9; mlp(), which it is meant to call, does not match "
+                                  "the reference either: fix it first, then trace again.")
+        assert "9. y = block(x) · block()  ✗ tokens 1, 2, 3, 4, 5\n" in output
+    else:
+        assert found["block"] == ("✗ block() differs at step 9; layernorm() and mlp(), which it is meant to call, do "
+                                  "not match the reference either: fix them first, then trace again.")
+        step = " ".join(output[output.index("9. y = block(x)"):].split())
+        assert step.startswith("9. y = block(x) · block() ✗ tokens 1, 2, 3, 4, 5 (computed with your own "
+                               "layernorm(), a release having no reference to run it with; it differs at its own "
+                               "step, which may be all this step carries)")
     assert "2. LayerNorm(x) · layernorm()  ✗ tokens 1, 2, 3, 4, 5" in output
     assert "4. a = attention(LayerNorm(x)) · attention()  ✓ (your chain ✗: carried from an earlier step)" in output
     assert "Your own chain first differs at step 2, LayerNorm(x)." in output
@@ -148,11 +167,19 @@ def load_trace_module():
     return import_course_module(PUBLIC / "trace.py")
 
 
-def test_the_public_tests_the_toy_points_to_exist():
-    names = {node.name for path in (PROJECT / "tests" / "the-block" / "public").glob("test_*.py")
+@pytest.mark.parametrize("assignment", ["the-block", "the-modern-block"])
+def test_the_public_tests_the_closing_note_points_to_exist(assignment):
+    """Every public test a case's closing note sends the student to, in every case, is one of the suites'."""
+    public = PROJECT / "tests" / assignment / "public"
+    names = {node.name for path in public.glob("test_*.py")
              for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)}
-    tests = load_trace_module().cannot_check()["tests"]
-    assert tests and set(tests) <= names
+    module = import_course_module(public / "trace.py")
+    named = set()
+    for random in (False, True):
+        for no_attention in (False, True):
+            blind = module.cannot_check(random=random, no_attention=no_attention) or {}
+            named |= {*blind.get("tests", ()), *(t for f in blind.get("faults", ()) for t in f.get("tests", ()))}
+    assert named and named <= names, named - names
 
 
 def test_a_near_miss_gets_the_digits_that_show_it(tmp_path):
@@ -204,13 +231,12 @@ def test_code_that_fails_is_named_with_the_reason_and_the_other_steps_still_run(
     found = verdicts(output)
     assert found["gelu"].startswith("✗ gelu() failed at step 7:") and "do not call sys.exit or os._exit" in found["gelu"]
     assert found["layernorm"] == "✓ layernorm()" and found["attention"] == "✓ attention()"   # a fresh worker each
-    assert "which it is meant to call" in found["mlp"]
+    assert found["mlp"] == "✓ mlp()"                  # it ran with the course's gelu(), as grading runs it
 
 
-def test_a_students_copy_without_solutions_can_trace(tmp_path):
-    root = students_copy(tmp_path / "release")
+def test_a_students_copy_without_solutions_can_trace(tmp_path, release):
     folder = write_mutant(PROJECT / "solutions" / "the-block", tmp_path / "me", "gelu.erf")
-    code, output = trace("--path", folder, cwd=root)
+    code, output = trace("--path", folder, cwd=release)
     assert code == 1 and verdicts(output)["gelu"].startswith("✗ gelu() differs at step 7;")
 
 
@@ -252,12 +278,13 @@ def test_the_cases_are_the_trace_modules_own(tmp_path):
     assert code == 2 and "folder not found" in output
 
 
-def test_a_near_miss_in_a_called_function_is_named_and_marks_no_row_of_its_own_step(tmp_path):
+def test_a_near_miss_in_a_called_function_is_named_and_marks_no_row_of_its_own_step(tmp_path, release):
     """gelu with 0.0447 for 0.044715 is within the tolerance at its own step (grade check passes it) and W_2 carries
     its difference beyond it at mlp's: the rows of gelu's step are ✓ like the step, and mlp's verdict sends the
-    student to gelu(), not to a correct mlp()."""
+    student to gelu(), not to a correct mlp(). (In a release, where mlp() runs with the student's own gelu();
+    where the solutions are it runs with the course's, and matches.)"""
     folder = faulty(tmp_path, "me", {"gelu": [("0.044715", "0.0447")]})
-    code, output = trace("--path", folder)
+    code, output = trace("--path", folder, cwd=release)
     step = output[output.index("7. MLP hidden layer"):output.index("8. m = mlp")]
     assert step.splitlines()[0].endswith("✓") and "✗" not in step
     found = verdicts(output)
@@ -274,3 +301,45 @@ def test_an_exception_shows_its_message_and_the_students_line(tmp_path):
     step = output[output.index("8. m = mlp"):output.index("9. y = block")]
     assert "NameError: name 'np' is not defined" in step and 'File "block.py", line 13, in mlp' in step
     assert verdicts(output)["mlp"] == "✗ mlp() failed at step 8: mlp() raised NameError."
+
+
+SWAPPED_IN_BLOCK = {"block": [('p["W_q"], p["W_k"], p["W_v"]', 'p["W_k"], p["W_q"], p["W_v"]')]}
+
+
+def test_the_closing_note_names_each_fault_the_toy_cannot_see_and_the_case_that_sees_it(tmp_path):
+    """The toy's W_q = W_k = I: a block that passes W_q and W_k swapped matches at every step. The note names that
+    fault and the case that sees it, and that case does."""
+    folder = faulty(tmp_path, "me", SWAPPED_IN_BLOCK)
+    code, output = trace("--path", folder)
+    assert code == 0 and "Every step matches the reference." in output
+    note = " ".join(output[output.index("With W_o = I"):].split())
+    assert ("It cannot see W_q and W_k swapped, in attention or as block() passes them (scores k @ q.T) (W_q = W_k = "
+            "I: q and k are the same): `grade trace --case random` sees it.") in note
+    assert "It cannot see use_attention=False ignored (attention is on here): `grade trace --case no_attention` " \
+           "sees it." in note
+    assert ("It cannot see a LayerNorm whose axis follows the input's shape (x is 5 × 4, never square): no case of "
+            "this example does; the public test test_a_square_input_is_normalised_row_by_row does") in note
+    code, output = trace("--path", folder, "--case", "random")
+    assert code == 1 and verdicts(output)["block"].startswith("✗ block() differs at step 10;")
+    blind = load_trace_module().cannot_check(random=True)
+    assert all(f["see"] != "random" for f in blind["faults"])       # the random case hides none of those
+    names = {node.name for path in (PROJECT / "tests" / "the-block" / "public").glob("test_*.py")
+             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)}
+    for fault in load_trace_module().cannot_check()["faults"]:
+        assert set(fault.get("tests", ())) <= names, fault
+
+
+def test_weights_that_are_not_weights_are_never_shown_as_the_students(tmp_path):
+    """An attention whose values come from W_k (a copy slip): its weights are right, but what the probe reads back
+    through its value path is all zeros. The step says they cannot be read off, judges nothing, and attention() is
+    judged at step 4, a, alone."""
+    folder = faulty(tmp_path, "me", {"attention": [("q, k, v = u @ W_q, u @ W_k, u @ W_v",
+                                                     "q, k, v = u @ W_q, u @ W_k, u @ W_k")]})
+    code, output = trace("--path", folder)
+    assert code == 1
+    step = output[output.index("3. attention weights"):output.index("4. a = attention")]
+    assert "not judged: these cannot be read off your function" in step
+    assert "the rows of what came back sum to 0, 0, 0, 0, 0, not 1" in " ".join(step.split())
+    assert "yours" not in step and "✗" not in step
+    assert verdicts(output)["attention"] == ("✗ attention() differs at step 4; its input was the reference's, so "
+                                             "look at attention().")

@@ -14,6 +14,7 @@ gamma and beta set, d_ff = 16), which check what the toy's W_o = I and default g
 """
 import numpy as np
 
+from grader.feedback.trace import Unreadable
 from public.toy import PARAMS, X
 
 # The cases `grade trace --case KEY=VALUE` offers (steps()'s keywords; their defaults are the example itself).
@@ -50,16 +51,38 @@ def cases():
                            "random": random}
 
 
-def cannot_check(random=False, **case):
+def cannot_check(random=False, no_attention=False, **case):
     """What a case cannot check, for `grade trace` to say, or None: ``because`` (its degenerate weights),
     ``what`` (the parts of the code they hide), ``see`` (a case that can: ``grade trace --case random``) and
-    ``tests``, the public tests that check them."""
+    ``tests``, the public tests that check them; then ``faults``, each fault the case cannot see: what it is,
+    ``because`` (why the case hides it) and ``see``, the case that shows it (None: no case of this example;
+    ``tests`` then names the public tests that do, or none: only the hidden tests do)."""
+    faults = []
+    if not random:
+        faults += [{"fault": "W_q and W_k swapped, in attention or as block() passes them (scores k @ q.T)",
+                    "because": "W_q = W_k = I: q and k are the same", "see": "random"},
+                   {"fault": "scores divided by sqrt(d_model), or heads split, merged or scaled wrongly",
+                    "because": "one head: d_head = d_model", "see": "random"},
+                   {"fault": "a forgotten or transposed W_o", "because": "W_o = I", "see": "random"},
+                   {"fault": "gamma and beta ignored, swapped or given to the wrong LayerNorm",
+                    "because": "gamma = 1 and beta = 0", "see": "random"}]
+    if not no_attention:
+        faults.append({"fault": "use_attention=False ignored", "because": "attention is on here",
+                       "see": "no_attention"})
+    faults += [{"fault": "a softmax without the max subtracted", "because": "its scores stay small: exp never "
+                "overflows", "see": None, "tests": []},
+               {"fault": "a LayerNorm whose axis follows the input's shape", "because": "x is 5 × 4, never square",
+                "see": None, "tests": ["test_a_square_input_is_normalised_row_by_row"]},
+               {"fault": "a GELU that overflows for large |x|", "because": "its values stay small", "see": None,
+                "tests": []},
+               {"fault": "a mistake in count_params()", "because": "the example counts no parameters", "see": None,
+                "tests": ["test_gpt2_small_block_768_12", "test_llama_default_d_ff_at_2048_rounds_to_the_nearest"]}]
     if random:
-        return None
+        return {"faults": faults}
     return {"because": "W_o = I, gamma = 1, beta = 0 and one head", "see": "random",
             "what": "W_o, gamma and beta, or how the heads are split and merged",
             "tests": ["test_gamma_scales_and_beta_shifts", "test_two_heads_scaled_by_sqrt_d_head",
-                      "test_block_two_heads_with_gamma_and_beta"]}
+                      "test_block_two_heads_with_gamma_and_beta"], "faults": faults}
 
 
 def example(row_x10=None, change_last=False):
@@ -86,7 +109,23 @@ def attention_weights(attention, u, W_q, W_k):  # (n, d), (d, c), (d, c) -> (n, 
     wide_k[:d, :c] = W_k
     wide_v[d:, d:] = np.eye(n)
     out = attention(np.hstack([u, np.eye(n)]), wide_q, wide_k, wide_v, np.eye(width))
-    return np.asarray(out)[:, d:]
+    return weights_read_off(np.asarray(out, dtype=np.float64)[:, d:])
+
+
+def weights_read_off(read):  # (n, n) -> (n, n)
+    """The read-back columns, when they are attention weights: each row entries in [0, 1] summing to 1 (a mask
+    may hide the future or not: the weights show it). Else they are what the attention's value path (v = u @ W_v,
+    then @ W_o) made of the identity it was given, not its weights: :class:`Unreadable` says so and why, and the
+    step is not judged (step a = ... judges attention as a whole)."""
+    sums = read.sum(axis=1) if read.ndim == 2 else np.array([np.nan])
+    if read.ndim != 2 or not np.isfinite(read).all() or (read < -1e-9).any() or (read > 1 + 1e-9).any() \
+            or not np.allclose(sums, 1.0, rtol=0, atol=1e-6):
+        seen = ", ".join(f"{v:.3g}" for v in sums[:5]) + (", ..." if sums.size > 5 else "")
+        raise Unreadable(f"these are not attention weights (the rows of what came back sum to {seen}, not 1, or "
+                         f"hold values outside [0, 1]): your attention() does not pass the values through W_v and "
+                         f"W_o as given (v = u @ W_v, output @ W_o), so its weights cannot be read off it here; "
+                         f"the step after them judges attention() as a whole")
+    return read
 
 
 def steps(row_x10=None, change_last=False, no_attention=False, random=False):

@@ -14,6 +14,7 @@ the gains).
 """
 import numpy as np
 
+from grader.feedback.trace import Unreadable
 from public.toy import D, D_FF, HEADS, KV_HEADS, PARAMS, X
 
 # The last token after --case change_last.
@@ -51,13 +52,33 @@ CASES = {"row_x10": "a token number 1 to 5: its embedding times 10 first",
          "random": "true: random weights (a fixed seed), 4 query heads, 2 K/V heads, gains set"}
 
 
-def cannot_check(random=False, **case):
-    """What a case cannot check, for `grade trace` to say, or None."""
+def cannot_check(random=False, no_attention=False, **case):
+    """What a case cannot check, for `grade trace` to say, or None; ``faults``: each fault the case cannot see,
+    ``because`` why, ``see`` the case that shows it (None: no case of this example; ``tests`` then names the
+    public tests that do, or none: only the hidden tests do)."""
+    faults = []
+    if not random:
+        faults += [{"fault": "K/V heads shared out wrongly (tiled, or every query head on K/V head 0)",
+                    "because": "one K/V head: every query head reads it", "see": "random"},
+                   {"fault": "scores divided by the square root of W_k's width, not d_head's",
+                    "because": "one K/V head: W_k is d_head wide", "see": "random"},
+                   {"fault": "gain_1 and gain_2 ignored, swapped or given to the wrong RMSNorm",
+                    "because": "the default gains, ones", "see": "random"}]
+    if not no_attention:
+        faults.append({"fault": "use_attention=False ignored", "because": "attention is on here",
+                       "see": "no_attention"})
+    faults += [{"fault": "eps missing or outside the square root in rmsnorm()", "because": "its rows are far from "
+                "zero", "see": None, "tests": ["test_rmsnorm_gain_and_rows_that_tell_the_mean_and_eps",
+                                              "test_rmsnorm_eps_goes_inside_the_square_root"]},
+               {"fault": "swiglu_width() rounded another way for d >= 256", "because": "d = 8: 8 d // 3",
+                "see": None, "tests": ["test_swiglu_width_2048_rounds_to_the_nearest"]},
+               {"fault": "a mistake in count_model()", "because": "the example counts no parameters", "see": None,
+                "tests": ["test_course_block_at_d_4096_32_heads_8_kv_heads", "test_tied_output_is_not_counted_again"]}]
     if random:
-        return None
+        return {"faults": faults}
     return {"because": "one K/V head and the default gains", "see": "random",
             "what": "how K/V heads are shared out among the query heads (repeat, not tile), or gain_1 and gain_2",
-            "tests": ["test_gqa_four_query_heads_two_kv_heads", "test_modern_block_with_gains"]}
+            "tests": ["test_gqa_four_query_heads_two_kv_heads", "test_modern_block_with_gains"], "faults": faults}
 
 
 def example(row_x10=None, change_last=False):
@@ -82,7 +103,23 @@ def attention_weights(gqa_attention, u, W_q, W_k):  # (n, d), (d, c), (d, c) -> 
     wide_k[:d, :c] = W_k
     wide_v[d:, d:] = np.eye(n)
     out = gqa_attention(np.hstack([u, np.eye(n)]), wide_q, wide_k, wide_v, np.eye(width), 1, 1)
-    return np.asarray(out)[:, d:]
+    return weights_read_off(np.asarray(out, dtype=np.float64)[:, d:])
+
+
+def weights_read_off(read):  # (n, n) -> (n, n)
+    """The read-back columns, when they are attention weights: each row entries in [0, 1] summing to 1 (a mask
+    may hide the future or not: the weights show it). Else they are what the gqa_attention's value path (v = u @ W_v,
+    then @ W_o) made of the identity it was given, not its weights: :class:`Unreadable` says so and why, and the
+    step is not judged (step a = ... judges gqa_attention as a whole)."""
+    sums = read.sum(axis=1) if read.ndim == 2 else np.array([np.nan])
+    if read.ndim != 2 or not np.isfinite(read).all() or (read < -1e-9).any() or (read > 1 + 1e-9).any() \
+            or not np.allclose(sums, 1.0, rtol=0, atol=1e-6):
+        seen = ", ".join(f"{v:.3g}" for v in sums[:5]) + (", ..." if sums.size > 5 else "")
+        raise Unreadable(f"these are not attention weights (the rows of what came back sum to {seen}, not 1, or "
+                         f"hold values outside [0, 1]): your gqa_attention() does not pass the values through W_v and "
+                         f"W_o as given (v = u @ W_v, output @ W_o), so its weights cannot be read off it here; "
+                         f"the step after them judges gqa_attention() as a whole")
+    return read
 
 
 def steps(row_x10=None, change_last=False, no_attention=False, random=False):
