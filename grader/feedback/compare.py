@@ -10,6 +10,8 @@ A check given ``diagnose=`` asks it, after a failure, which known mistake the st
 
 This module is what the suites import: the array checks live here, :class:`Mismatch` and the diagnose
 protocol in :mod:`grader.feedback.mismatch`, the checks of plain data in :mod:`grader.feedback.plain`.
+The checks of one float, one integer, an integer array, a dict of counts and a Generator's draws are
+:mod:`grader.feedback.values`', whose docstring lists what a suite may pass to the student's code.
 """
 from __future__ import annotations
 
