@@ -63,3 +63,10 @@ def test_no_stub_promises_float32_out_or_the_same_dtype(assignment):
         for clause in re.split(r"[;:]|\. ", doc):                      # a clause about float32 names float64 too
             if "float32" in clause:
                 assert "float64" in clause, (name, clause)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_no_test_that_accepts_float64_is_named_float32_out(assignment):
+    """A failed test's name is what a student reads first: one that accepts float64 does not promise float32."""
+    named = [test for tests in dtype_tested(assignment).values() for test in tests if "float32_out" in test]
+    assert not named, named

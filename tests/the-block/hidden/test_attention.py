@@ -112,7 +112,7 @@ def test_softmax_keeps_the_shape(student, reference, mistakes):
 
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_softmax_float32_in_float32_out(student, reference):
+def test_softmax_float32_input_to_float32_precision(student, reference):
     """softmax of a float32 array is a float array (float32, or float64: see the public float32 test) with the
     values the same scores give in float64, to float32 precision."""
     s = np.random.default_rng(313).normal(size=(5, 5))

@@ -6,8 +6,8 @@ other shortcuts on negative inputs, overflow in the tails, float32 input, float3
 computation (the one F64 test).
 
 Property tests (`@pytest.mark.property`) check the student's own outputs: gelu(x) - gelu(-x) = x (true of
-the tanh form whatever its constants), elementwise on any shape, the input left as it was, float32 kept
-float32.
+the tanh form whatever its constants), elementwise on any shape, the input left as it was,
+float32 input to float32 precision (float32 or float64 out).
 """
 import numpy as np
 import pytest

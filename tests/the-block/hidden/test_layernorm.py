@@ -7,7 +7,8 @@ ignored, the wrong axis (n != d, and n = d: an axis picked from the shape), a mi
 arithmetic inside a float64 computation (the one F64 test); and the course's u'_5.
 
 Property tests (`@pytest.mark.property`) check the student's own outputs against each other: a row scaled by
-10, a constant added to a row, rows normalised on their own, the input left as it was, float32 kept float32.
+10, a constant added to a row, rows normalised on their own, the input left as it was, float32
+input to float32 precision (float32 or float64 out).
 A numeric slip (ddof=1, eps = 1e-6) keeps them.
 """
 import numpy as np

@@ -9,7 +9,8 @@ attention runs with your own softmax (both are this problem's): a mask of -1e9 i
 
 Two kinds of test: value tests compare your numbers with the expected ones (computed once from a correct
 solution and written here to 10 significant digits); property tests (@pytest.mark.property) check a rule on
-your own outputs only (rows that sum to 1, causality, float32 kept), so a numeric slip elsewhere keeps them.
+your own outputs only (rows that sum to 1, causality, float32 input to float32 precision), so a numeric slip
+elsewhere keeps them.
 """
 import numpy as np
 import pytest
@@ -117,8 +118,8 @@ def float_array(got, shape, what):
 
 
 def judgeable(got, given, what):
-    """A property such as "leaves its inputs alone" or "keeps float32" holds for any function that does
-    nothing; it earns points only for an output that could be the function's: an array that is neither the
+    """A property such as "leaves its inputs alone" or "float32 input to float32 precision" holds for any
+    function that does nothing; it earns points only for an output that could be the function's: an array that is neither the
     input returned as it is nor the same number everywhere."""
     if type(got) is np.ndarray and got.shape == given.shape and (
             (got.dtype == given.dtype and np.array_equal(got, given)) or (got.size > 1 and np.all(got == got.flat[0]))):
@@ -302,7 +303,7 @@ def test_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
 
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_float32_in_float32_out(student):
+def test_float32_input_to_float32_precision(student):
     """float32 input and weights give a float array (float32; float64 is accepted: NumPy 2 promotes float32
     times a float64 scalar such as np.sqrt(d_head), NumPy 1 did not, and one code gets one grade on every
     install) with the values the same input gives in float64, to float32 precision (causal=False: a mask of

@@ -9,7 +9,7 @@ float64 input gives.
 
 Two kinds of test: value tests compare your numbers with the expected ones (computed once from a correct
 solution, 10 significant digits); property tests (@pytest.mark.property) check a rule on your own outputs
-only (causality, float32 kept), so a slip in the values keeps them.
+only (causality, float32 input to float32 precision), so a slip in the values keeps them.
 """
 import numpy as np
 import pytest
@@ -151,7 +151,7 @@ def test_block_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(student):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_block_float32_in_float32_out(student):
+def test_block_float32_input_to_float32_precision(student):
     """A float32 input with float32 weights gives a float array (float32, or float64: see the attention float32
     test) with the values the same input gives in float64, to float32 precision."""
     x = np.array([[-0.5, 0.8, -0.6, -0.8],
@@ -167,7 +167,7 @@ def test_block_float32_in_float32_out(student):
 
 @pytest.mark.property
 @pytest.mark.points(0.5)
-def test_mlp_float32_in_float32_out(student):
+def test_mlp_float32_input_to_float32_precision(student):
     """mlp of a float32 token with float32 weights is a float array (float32, or float64) with the values the
     same token gives in float64, to float32 precision."""
     u = np.array([[0.4, -1.1, 0.9, 0.2]])

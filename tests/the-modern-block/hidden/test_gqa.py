@@ -132,7 +132,7 @@ def test_gqa_leaves_its_inputs_unchanged(student, reference):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_gqa_float32_in_float32_out(student, reference):
+def test_gqa_float32_input_to_float32_precision(student, reference):
     """float32 input and weights give a float array with the values float64 gives, to float32 precision."""
     rng = np.random.default_rng(327)
     u, w = rng.normal(size=(6, 8)), weights(rng, 8, 4, 2)

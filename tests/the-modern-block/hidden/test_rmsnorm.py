@@ -1,8 +1,8 @@
 """Hidden tests for rmsnorm(x, gain=None, eps=1e-6).
 
 Expected values come from the reference. Aimed at: the mean subtracted (LayerNorm in disguise), eps left out or
-outside the root, the wrong axis (a square input too), gain ignored; the course's row×10 check; float32 kept, inputs left alone
-(properties, on the student's own outputs).
+outside the root, the wrong axis (a square input too), gain ignored; the course's row×10 check; float32 input to
+float32 precision (float32 or float64 out), inputs left alone (properties, on the student's own outputs).
 """
 import numpy as np
 import pytest
@@ -89,7 +89,7 @@ def test_rmsnorm_leaves_its_inputs_unchanged(student, reference):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_rmsnorm_float32_in_float32_out(student, reference):
+def test_rmsnorm_float32_input_to_float32_precision(student, reference):
     """float32 in gives a float array with the values float64 gives, to float32 precision."""
     x = np.random.default_rng(304).normal(size=(4, 8))
     what = "rmsnorm of a float32 4×8 input (a float32 or float64 array, the values float64 input gives)"

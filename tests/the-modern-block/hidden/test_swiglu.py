@@ -21,7 +21,7 @@ def test_silu_is_x_times_the_sigmoid(student, reference, mistakes):
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_silu_float32_in_float32_out(student, reference):
+def test_silu_float32_input_to_float32_precision(student, reference):
     """float32 in gives a float array with the values float64 gives."""
     x = np.linspace(-5, 5, 12)
     what = "silu of a float32 input of 12 (a float32 or float64 array, the values float64 input gives)"

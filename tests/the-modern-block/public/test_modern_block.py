@@ -89,7 +89,7 @@ def test_modern_block_changing_token_8_of_16_leaves_rows_0_to_7_unchanged(studen
 
 @pytest.mark.property
 @pytest.mark.points(1)
-def test_modern_block_float32_in_float32_out(student):
+def test_modern_block_float32_input_to_float32_precision(student):
     """A float32 input with float32 weights gives a float array with the values float64 gives, to float32 precision."""
     what = "your modern_block of the float32 course x with float32 weights, against float64"
     x32 = X.astype(np.float32)
