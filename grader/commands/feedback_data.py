@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import json
 import textwrap
+from functools import partial
 from pathlib import Path
+
+import numpy as np
 
 from grader.course.manifest import Course
 from grader.course.modules import import_course_module
 from grader.errors import GradeError
+from grader.feedback.outputs import call_key
 from grader.feedback.recorder import Recorder, coincidences, precompute
 from grader.feedback.trace import reference_data
 from grader.grading.reference import load_reference
@@ -70,13 +74,47 @@ def _one_line(text: str) -> str:
     return textwrap.shorten(text, 300, placeholder=" ...") or "(no output)"
 
 
+def _reference_call(course: Course, recorded: Recorder):
+    """``(name, args, kwargs) -> the reference's value``, on the calls the suites asked the
+    catalogue about (the catalogue's outputs are weighed against the reference's on the same call).
+
+    :raises GradeError: the reference raises on one: the tests asking about it, the call, and why.
+    """
+    reference = load_reference(course, remember=True)    # (remembered: called on copies)
+
+    def call(name: str, args: tuple, kwargs: dict):
+        try:
+            return getattr(reference, name)(*args, **kwargs)
+        except Exception as exc:
+            tests = sorted({_where(course, path, test) for path, test in
+                            recorded.origins.get(call_key(name, args, kwargs), ())})
+            shown = ", ".join([_shown(a) for a in args]
+                              + [f"{k}={_shown(v)}" for k, v in kwargs.items()])
+            raise GradeError(f"{', '.join(tests) or name}: diagnose=mistakes.{name}({shown}) asks "
+                             f"about a call the reference cannot make: {name}() raised "
+                             f"{type(exc).__name__}: {_one_line(str(exc))} (give it the arguments "
+                             "of the student's call)") from None
+    return call
+
+
+def _shown(value) -> str:
+    return f"a {value.shape} {value.dtype} array" if isinstance(value, np.ndarray) else \
+        textwrap.shorten(repr(value), 40, placeholder="...")
+
+
+def _where(course: Course, path: str, name: str) -> str:
+    try:
+        return f"{Path(path).resolve().relative_to(course.root.resolve()).as_posix()}::{name}"
+    except ValueError:
+        return name
+
+
 def mistakes_data(course: Course) -> dict:
     """The known mistakes' messages and problems, and their outputs on every call of
     :func:`public_calls`."""
     recorded = public_calls(course)
-    reference = load_reference(course, remember=True)    # (remembered: called on copies)
-    return precompute(recorded.mistakes, recorded.calls,
-                      lambda name, args, kwargs: getattr(reference, name)(*args, **kwargs), recorded.owners)
+    return precompute(recorded.mistakes, recorded.calls, _reference_call(course, recorded),
+                      recorded.owners)
 
 
 def coinciding(course: Course) -> list[str]:
@@ -87,15 +125,7 @@ def coinciding(course: Course) -> list[str]:
     if course.feedback.mistakes is None or not _solutions_here(course):
         return []
     recorded = public_calls(course, hidden=any(p.hidden for p in course.problems))
-    reference = load_reference(course, remember=True)
-
-    def where(path: str, name: str) -> str:
-        try:
-            return f"{Path(path).resolve().relative_to(course.root.resolve()).as_posix()}::{name}"
-        except ValueError:
-            return name
-
-    return coincidences(recorded, lambda name, args, kwargs: getattr(reference, name)(*args, **kwargs), where)
+    return coincidences(recorded, _reference_call(course, recorded), partial(_where, course))
 
 
 def trace_data(course: Course) -> dict:

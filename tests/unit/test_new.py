@@ -134,3 +134,18 @@ def test_grade_validate_says_why_a_hidden_test_fails_the_reference(tmp_path):
     assert valid.returncode == 1
     said = "test_a_larger_input: a of a 4×6 input: wrong shape: expected (2, 6)\nyours: shape (4,"
     assert said in valid.stderr
+
+
+def test_grade_release_says_which_test_and_call_the_reference_cannot_make(tmp_path):
+    """Feedback data: a diagnose= call the reference raises on is one line, not a traceback."""
+    assert grade(tmp_path, "new", "assignment", "a").returncode == 0
+    assert grade(tmp_path, "release", "--out", "release").returncode == 0
+    public = tmp_path / "tests" / "a" / "public" / "test_a.py"
+    suite = public.read_text()
+    public.write_text(suite.replace("diagnose=mistakes.a(X)", "diagnose=mistakes.a(X, 7)"))
+    refused = grade(tmp_path, "release", "--out", "release")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "Error: tests/a/public/test_a.py::test_two_rows: diagnose=mistakes.a(a (2, 3) float64 "
+        "array, 7) asks about a call the reference cannot make: a() raised TypeError: a() takes 1 "
+        "positional argument but 2 were given (give it the arguments of the student's call)"]
