@@ -25,6 +25,7 @@ import numpy as np
 from grader.course.manifest import Course
 from grader.course.modules import import_course_module
 from grader.errors import GradeError
+from grader.feedback.mismatch import family
 from grader.feedback.outputs import call_key
 from grader.feedback.recorder import Recorder, coincidences, precompute
 from grader.feedback.trace import reference_data
@@ -174,10 +175,22 @@ def describe(data: dict[str, dict]) -> str:
     said = []
     if "mistakes_data" in data:
         said.append(f"the known mistakes' outputs on {len(data['mistakes_data']['calls'])} calls")
+        unseen = _unseen(data["mistakes_data"])
+        if unseen:
+            said.append(f"no public test's inputs tell {', '.join(unseen)} from the reference (the "
+                        "same output there): grade check can never name them")
     if "trace_data" in data:
         cases = len(data["trace_data"]["cases"])
         said.append(f"the worked example's reference values in {cases} cases")
     return "; ".join(said)
+
+
+def _unseen(mistakes: dict) -> list[str]:
+    """The known mistakes (by family) whose outputs differ from the reference's on no call of the
+    public suites, and that raise on none: a student's copy can never name them."""
+    shown = {family(m) for outputs in mistakes["calls"].values() for m in outputs}
+    shown |= {family(m) for raised in mistakes.get("raised", {}).values() for m in raised}
+    return sorted({family(m) for m in mistakes["messages"]} - shown)
 
 
 def dumps(data: dict) -> str:

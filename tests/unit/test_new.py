@@ -139,13 +139,25 @@ def test_grade_validate_says_why_a_hidden_test_fails_the_reference(tmp_path):
 def test_grade_release_says_which_test_and_call_the_reference_cannot_make(tmp_path):
     """Feedback data: a diagnose= call the reference raises on is one line, not a traceback."""
     assert grade(tmp_path, "new", "assignment", "a").returncode == 0
-    assert grade(tmp_path, "release", "--out", "release").returncode == 0
+    assert grade(tmp_path, "release", "--out", "release", "--nbgrader-dir", "nb").returncode == 0
     public = tmp_path / "tests" / "a" / "public" / "test_a.py"
     suite = public.read_text()
     public.write_text(suite.replace("diagnose=mistakes.a(X)", "diagnose=mistakes.a(X, 7)"))
-    refused = grade(tmp_path, "release", "--out", "release")
+    refused = grade(tmp_path, "release", "--out", "release", "--nbgrader-dir", "nb")
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [
         "Error: tests/a/public/test_a.py::test_two_rows: diagnose=mistakes.a(a (2, 3) float64 "
         "array, 7) asks about a call the reference cannot make: a() raised TypeError: a() takes 1 "
         "positional argument but 2 were given (give it the arguments of the student's call)"]
+
+
+def test_grade_release_says_which_known_mistakes_no_public_test_can_name(tmp_path):
+    """A mistake whose output is the reference's on every public test's inputs (nll without T, on
+    T = 1): the author is told, not left to find grade check silent."""
+    assert grade(tmp_path, "new", "assignment", "a").returncode == 0
+    catalogue = tmp_path / "solutions" / "a" / "mistakes.py"
+    catalogue.write_text(catalogue.read_text().replace("axis=0", "axis=-1"))   # now the reference
+    done = grade(tmp_path, "release", "--out", "release", "--nbgrader-dir", "nb")
+    assert done.returncode == 0, done.stderr
+    assert "no public test's inputs tell a.axis0 from the reference (the same output there): " \
+           "grade check can never name them" in done.stdout
