@@ -11,7 +11,9 @@ as it was.
 from __future__ import annotations
 
 import json
+import keyword
 import re
+import sys
 from pathlib import Path
 from string import Template
 
@@ -103,9 +105,13 @@ def _pretty(value: object, indent: int = 0) -> str:
 
 
 def _python_name(name: str, what: str) -> str:
-    if not name.isidentifier() or name in ("test", "grader", "numpy"):
+    """``name``, a problem's and its module's: a Python name hiding no module grading uses."""
+    if not name.isidentifier() or keyword.iskeyword(name):
         raise GradeError(f"{what} {name!r}: must be a Python name (letters, digits, _): its "
                          "module's")
+    if name in sys.stdlib_module_names or name in ("numpy", "pytest", "grader", "conftest"):
+        raise GradeError(f"{what} {name!r}: its module would hide Python's or the grader's own "
+                         f"{name}: choose another name")
     return name
 
 

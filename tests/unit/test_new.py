@@ -161,3 +161,12 @@ def test_grade_release_says_which_known_mistakes_no_public_test_can_name(tmp_pat
     assert done.returncode == 0, done.stderr
     assert "no public test's inputs tell a.axis0 from the reference (the same output there): " \
            "grade check can never name them" in done.stdout
+
+
+@pytest.mark.parametrize("name, said", [("random", "would hide Python's or the grader's own"),
+                                        ("numpy", "would hide"), ("2d", "must be a Python name"),
+                                        ("class", "must be a Python name")])
+def test_a_problem_named_as_a_module_it_would_hide_is_refused_in_one_line(tmp_path, name, said):
+    refused = grade(tmp_path, "new", "assignment", "a", "--problem", name)
+    assert refused.returncode == 2 and said in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
