@@ -147,10 +147,11 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
 
 @contextmanager
 def raising(diagnose: Diagnose) -> Iterator[None]:
-    """Around a call of the student's function that a known mistake makes raise (a sum without keepdims cannot
-    broadcast on a 4×6 input): an exception the student's code raises there is then explained by the mistakes
-    whose variants raise on ``diagnose``'s call too. An exception raised elsewhere is explained by none, and a
-    problem with one names no mistake (:class:`grader.grading.verdicts.Verdicts`)."""
+    """Around a call of the student's function that a known mistake makes raise (a sum without
+    keepdims cannot broadcast on a 4×6 input): an exception the student's code raises there is then
+    explained by the mistakes whose variants raise on ``diagnose``'s call too. An exception raised
+    elsewhere is explained by none, and a problem with one names no mistake
+    (:class:`grader.grading.verdicts.Verdicts`)."""
     try:
         yield
     except StudentError as err:

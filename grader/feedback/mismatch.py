@@ -23,25 +23,31 @@ class Diagnosis:
 
 
 Same = Callable[[Any, Any], bool]
-"""``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's tolerance? A check
-may give it a ``loose`` attribute, the same test with a tolerance :data:`FAR` times as wide (see :class:`Evidence`)."""
+"""``same(got, candidate)``: does ``got`` pass the check against ``candidate``, with the check's
+tolerance? A check may give it a ``loose`` attribute, the same test with a tolerance :data:`FAR`
+times as wide (see :class:`Evidence`)."""
 
 FAR = 10
-"""How many tolerances apart two outputs must be for an input to tell them apart beyond doubt: a student's output
-within the tolerance of a mistake's says little when the correct answer, or another mistake's, is a tolerance or two
-away (the course's 3-decimal checks, the toy's degenerate weights)."""
+"""How many tolerances apart two outputs must be for an input to tell them apart beyond doubt: a
+student's output within the tolerance of a mistake's says little when the correct answer, or another
+mistake's, is a tolerance or two away (the course's 3-decimal checks, the toy's degenerate
+weights)."""
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What one failed check says about the catalogue's mistakes (:func:`grader.feedback.mistakes.evidence`).
+    """What one failed check says about the catalogue's mistakes
+    (:func:`grader.feedback.mistakes.evidence`).
 
-    :param matched: the ids (a :func:`~grader.feedback.mistakes.fit` family's members apart) of the mistakes whose
-        output the student's matches here, within the check's tolerance (none that is also the expected value).
-    :param strong: those of ``matched`` whose output here is :data:`FAR` tolerances from the expected value and
-        from every other mistake's: this input tells them apart beyond doubt.
-    :param best: family -> the message of its member closest to the student's output, for each family matched.
-    :param owners: family -> the problem whose functions it is a mistake of (empty: unknown, the check's own).
+    :param matched: the ids (a :func:`~grader.feedback.mistakes.fit` family's members apart) of the
+        mistakes whose output the student's matches here, within the check's tolerance (none that is
+        also the expected value).
+    :param strong: those of ``matched`` whose output here is :data:`FAR` tolerances from the
+        expected value and from every other mistake's: this input tells them apart beyond doubt.
+    :param best: family -> the message of its member closest to the student's output, for each
+        family matched.
+    :param owners: family -> the problem whose functions it is a mistake of (empty: unknown, the
+        check's own).
     """
 
     matched: frozenset[str] = frozenset()
@@ -58,19 +64,20 @@ class Evidence:
 
 
 def family(mistake_id: str) -> str:
-    """The mistake a catalogue id belongs to: ``"layernorm.eps@1e-06"`` -> ``"layernorm.eps"`` (the members of a
-    :func:`~grader.feedback.mistakes.fit` family)."""
+    """The mistake a catalogue id belongs to: ``"layernorm.eps@1e-06"`` -> ``"layernorm.eps"`` (the
+    members of a :func:`~grader.feedback.mistakes.fit` family)."""
     return mistake_id.partition("@")[0]
 
 
 def loose(same: Same) -> Same:
-    """``same`` with the wide tolerance its check gave it, or ``same`` itself (an exact check: any difference is
-    far more than its tolerance of none)."""
+    """``same`` with the wide tolerance its check gave it, or ``same`` itself (an exact check: any
+    difference is far more than its tolerance of none)."""
     return getattr(same, "loose", None) or same
 
 
 def far_apart(a: Any, b: Any, same: Same) -> bool:
-    """``a`` and ``b`` differ by far more than the check's tolerance (:data:`FAR` of them), either way round."""
+    """``a`` and ``b`` differ by far more than the check's tolerance (:data:`FAR` of them), either
+    way round."""
     wide = loose(same)
     for x, y in ((a, b), (b, a)):
         try:
@@ -106,15 +113,17 @@ def either(*diagnoses: Diagnose) -> Diagnose:
 
 
 def told(diagnose: Diagnose | None, same: Same) -> None:
-    """Tell ``diagnose`` how its check compares, whether the check passed or not: a catalogue that reports which
-    mistakes coincide on the suites' inputs (``grade release``) needs each check's own tolerance."""
+    """Tell ``diagnose`` how its check compares, whether the check passed or not: a catalogue that
+    reports which mistakes coincide on the suites' inputs (``grade release``) needs each check's own
+    tolerance."""
     compared = getattr(diagnose, "compared", None)
     if compared is not None:
         compared(same)
 
 
 def _catalogued(diagnose: Diagnose) -> list:
-    """The catalogue's calls among ``diagnose``'s parts (those that weigh evidence), as against a test's hints."""
+    """The catalogue's calls among ``diagnose``'s parts (those that weigh evidence), as against a
+    test's hints."""
     parts = getattr(diagnose, "parts", None)
     if parts is None:
         return [diagnose] if hasattr(diagnose, "evidence") else []
@@ -122,8 +131,9 @@ def _catalogued(diagnose: Diagnose) -> list:
 
 
 def diagnosed(err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Sequence[Any], same: Same) -> None:
-    """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and what the catalogue's calls
-    among it weigh (:class:`Evidence`: every mistake it could be, and which this input tells apart).
+    """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and what the
+    catalogue's calls among it weigh (:class:`Evidence`: every mistake it could be, and which this
+    input tells apart).
 
     The failed check is the verdict; a diagnosis only explains it. So a diagnose that raises on the
     student's value (a hint that reads a dict's keys from the array a student returned, or int()

@@ -7,13 +7,13 @@ arguments it gave the student's function; after a failure the variants run on th
 grader process (never in the student's worker), and when the student's output matches exactly one mistake,
 whose output does not also pass the check, that mistake's one-line message is the diagnosis.
 
-A call names only what its inputs can tell apart: a variant that passes the check there (it equals the
-reference on these inputs) never is a diagnosis, and two variants of different mistakes that give the same
-output there (within the check's tolerance) are not named by that call, since the student's output could be
-either (:func:`~grader.feedback.matching.unique_match`; the same rule whether the outputs are stored or
-live). A parametric mistake (:func:`fit`) is a family of variants, one per value of its parameter (a
-default eps of 1e-6, 1e-8, ...): its members are never rivals of each other, and the diagnosis is the
-member closest to the student's output.
+A call names only what its inputs can tell apart: a variant that passes the check there (it equals
+the reference on these inputs) never is a diagnosis, and two variants of different mistakes that
+give the same output there (within the check's tolerance) are not named by that call, since the
+student's output could be either (:func:`~grader.feedback.matching.unique_match`; the same rule
+whether the outputs are stored or live). A parametric mistake (:func:`fit`) is a family of variants,
+one per value of its parameter (a default eps of 1e-6, 1e-8, ...): its members are never rivals of
+each other, and the diagnosis is the member closest to the student's output.
 
 Where the solutions are (the instructor's checkout, the Gradescope autograder) the variants run
 live, so a change of the catalogue counts at once. A student's copy of the course has no solutions
@@ -132,10 +132,10 @@ class Catalogue:
 
     @cached_property
     def owners(self) -> dict[str, str]:
-        """Mistake family -> the problem it is a mistake of: the one its id names (``"softmax.no_max"``: softmax's,
-        attention), else the one of the function its variants are first written for (``"model.tied_twice"``:
-        count_model's). A component's mistake is named in its own problem's feedback only
-        (:class:`grader.grading.verdicts.Verdicts`)."""
+        """Mistake family -> the problem it is a mistake of: the one its id names
+        (``"softmax.no_max"``: softmax's, attention), else the one of the function its variants are
+        first written for (``"model.tied_twice"``: count_model's). A component's mistake is named in
+        its own problem's feedback only (:class:`grader.grading.verdicts.Verdicts`)."""
         if not self.mistakes:
             return dict(self._data.get("owners", {}))
         owners = {}
@@ -179,7 +179,8 @@ class Catalogue:
         return self._computed[key]
 
     def raised(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> frozenset[str]:
-        """The mistakes of ``function`` whose every variant raises on this call (live, else as stored)."""
+        """The mistakes of ``function`` whose every variant raises on this call (live, else as
+        stored)."""
         if self._variants_path is None:
             return frozenset(self._data.get("raised", {}).get(call_key(function, args, kwargs), ()))
         gave = self.outputs(function, args, kwargs)
@@ -225,14 +226,16 @@ class Call:
         :class:`grader.feedback.recorder.Recorder`)."""
 
     def raising(self) -> Evidence:
-        """What the student's function raising on this call says: the mistakes whose variants raise here too
-        (:func:`grader.feedback.compare.raising`) explain it; none tells it apart beyond doubt."""
+        """What the student's function raising on this call says: the mistakes whose variants raise
+        here too (:func:`grader.feedback.compare.raising`) explain it; none tells it apart beyond
+        doubt."""
         return Evidence(self.catalogue.raised(self.function, self.args, self.kwargs), frozenset(), {},
                         self.catalogue.owners)
 
     def _own(self) -> Prefer:
-        """The mistakes of the checked function's problem (the block's and mlp's in a test of block()), or,
-        where the course's problems are unknown, those whose id starts with the function's name."""
+        """The mistakes of the checked function's problem (the block's and mlp's in a test of
+        block()), or, where the course's problems are unknown, those whose id starts with the
+        function's name."""
         owners, home = self.catalogue.owners, self.catalogue.problems.get(self.function)
         if not owners or home is None:
             return f"{self.function}."

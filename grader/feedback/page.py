@@ -100,10 +100,10 @@ def _figure(figure: Mapping) -> dict:
 
 def _failure(test: Mapping, data: Mapping, shown: set[tuple[str, str]],
              explains: Mapping[tuple[str, str], list[str]]) -> dict:
-    """A failed test's article: its message, with the grader's diagnosis (never a line the student printed) in a
-    highlighted box, once per problem, listing every failed test it explains: a later test with the same
-    diagnosis refers to it (``shown``: the diagnoses boxed; one mistake fitted to other numbers, say another
-    count, is shown again)."""
+    """A failed test's article: its message, with the grader's diagnosis (never a line the student
+    printed) in a highlighted box, once per problem, listing every failed test it explains: a later
+    test with the same diagnosis refers to it (``shown``: the diagnoses boxed; one mistake fitted to
+    other numbers, say another count, is shown again)."""
     diagnosis, rest = split_diagnosis(test)
     box = None
     if diagnosis is not None and (test["diagnosis"], diagnosis) in shown:
@@ -118,15 +118,16 @@ def _failure(test: Mapping, data: Mapping, shown: set[tuple[str, str]],
 
 
 def _group(tests: list[Mapping]) -> dict:
-    """One article for the failed tests of one cause (:mod:`grader.feedback.causes`): the cause's words once,
-    the tests it fails listed under them."""
+    """One article for the failed tests of one cause (:mod:`grader.feedback.causes`): the cause's
+    words once, the tests it fails listed under them."""
     cause, rest = cause_words(tests)
     return {"group": True, "cause": cause, "rest": rest, "tests": test_names(tests)}
 
 
 def _failures(tests: list[Mapping], feedback: Mapping[tuple[str, str], Mapping]) -> list[dict]:
-    """A problem's failed tests: one article per cause that explains several (an import error, a missing
-    function, a stub still raising), one per other test; a diagnosis boxed once with the tests it explains."""
+    """A problem's failed tests: one article per cause that explains several (an import error, a
+    missing function, a stub still raising), one per other test; a diagnosis boxed once with the
+    tests it explains."""
     failed = [t for t in tests if t["status"] != "passed"]
     explains = explained(failed)
     shown: set[tuple[str, str]] = set()

@@ -1,7 +1,7 @@
-"""What ``grade release`` computes from the catalogue of known mistakes: the :class:`Recorder` notes every call the
-suites ask the catalogue about while they grade the reference; :func:`precompute` stores the mistakes' outputs on
-those calls for a student's copy (which has no solutions); :func:`coincidences` tells the course's author which
-mistakes a test's inputs cannot tell apart."""
+"""What ``grade release`` computes from the catalogue of known mistakes: the :class:`Recorder` notes
+every call the suites ask the catalogue about while they grade the reference; :func:`precompute`
+stores the mistakes' outputs on those calls for a student's copy (which has no solutions);
+:func:`coincidences` tells the course's author which mistakes a test's inputs cannot tell apart."""
 from __future__ import annotations
 
 import copy
@@ -24,9 +24,10 @@ class Recorder(Catalogue):
     reference that fails a test is diagnosed as a student would be). With no variants, it diagnoses
     nothing.
 
-    For each call it also notes which tests made it (``origins``: the suite file and the test's name, read off
-    the caller's frames) and how their checks compare (``tolerances``, told by the check, pass or fail): what
-    :func:`coincidences` needs to say which mistakes the suites' inputs cannot tell apart."""
+    For each call it also notes which tests made it (``origins``: the suite file and the test's
+    name, read off the caller's frames) and how their checks compare (``tolerances``, told by the
+    check, pass or fail): what :func:`coincidences` needs to say which mistakes the suites' inputs
+    cannot tell apart."""
 
     def __init__(self, data: Path | None = None, variants: Path | None = None,
                  search: Sequence[Path] = (), problems: Mapping[str, str] | None = None):
@@ -53,7 +54,8 @@ class _Recorded(Call):
 
 
 def _test_frame() -> tuple[str, str]:
-    """(file, name) of the test function that is asking, read off the stack: the nearest caller named test_..."""
+    """(file, name) of the test function that is asking, read off the stack: the nearest caller
+    named test_..."""
     frame = sys._getframe(2)
     while frame is not None and not frame.f_code.co_name.startswith("test"):
         frame = frame.f_back
@@ -62,9 +64,10 @@ def _test_frame() -> tuple[str, str]:
 
 def coincidences(recorder: Recorder, reference: Callable[[str, tuple, dict], Any],
                  where: Callable[[str, str], str] = lambda path, name: name) -> list[str]:
-    """One line for each group of a problem's own mistakes that give the same output, within the check's own
-    tolerance, on a test's inputs (and differ from the reference's there): that test can name none of them, and
-    another test must tell them apart (``grade release`` says so to the course's author).
+    """One line for each group of a problem's own mistakes that give the same output, within the
+    check's own tolerance, on a test's inputs (and differ from the reference's there): that test can
+    name none of them, and another test must tell them apart (``grade release`` says so to the
+    course's author).
 
     :param where: (suite file, test name) -> how a line names the test.
     """
@@ -98,9 +101,10 @@ def coincidences(recorder: Recorder, reference: Callable[[str, tuple, dict], Any
 
 def precompute(catalogue: Sequence[Mistake], calls: Mapping[str, tuple[str, tuple, dict]],
                reference: Callable[[str, tuple, dict], Any], owners: Mapping[str, str] | None = None) -> dict:
-    """The JSON data for ``feedback.mistakes_data`` (what a release carries): messages, each mistake's problem
-    (``owners``), and for each call the outputs of the variants that differ from the reference's own output (the
-    others are never a diagnosis) and the mistakes whose variants all raise there (``raised``)."""
+    """The JSON data for ``feedback.mistakes_data`` (what a release carries): messages, each
+    mistake's problem (``owners``), and for each call the outputs of the variants that differ from
+    the reference's own output (the others are never a diagnosis) and the mistakes whose variants
+    all raise there (``raised``)."""
     stored, raised = {}, {}
     for key, (function, args, kwargs) in sorted(calls.items()):
         right = reference(function, args, kwargs)

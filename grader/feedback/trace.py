@@ -6,18 +6,20 @@ The course's trace module (course.json ``feedback.trace``) defines ``steps(**cas
 the course functions it is meant to call), ``CASES`` (each case keyword of ``steps`` -> one line for
 ``grade trace --cases``) and ``cannot_check(**case)`` (what a case's weights hide, or None).
 
-Each step is computed twice with the student's functions: from the reference's earlier values ("yours": it judges
-that step's function alone, so two faults in two functions show at two steps) and from the student's own earlier
-values ("your chain": where their block ends up). "Yours" runs the step's function with the reference's own
-components where the solutions are (the worker of its problem's phase, :func:`grader.grading.phases.plan`: the
-block with the course's layernorm, attention and gelu, as grading runs it); in a release, which has none, with the
-student's own, and the step says so (:attr:`Step.own`). A step whose value cannot be read off the student's
-function (:class:`Unreadable`: the attention weights read back through a value path that is not the identity the
-probe gave it) is shown with why, never judged. The reference's values are computed live where the solutions are
-(the instructor's checkout), in the grader process: the inputs are the course's own worked example, never a
-student's. A student's copy has no solutions: ``grade release`` writes the values into it (``feedback.trace_data``;
-both: :mod:`grader.commands.feedback_data`). The student's functions run in the sandboxed worker through the same
-proxy as grading (:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
+Each step is computed twice with the student's functions: from the reference's earlier values
+("yours": it judges that step's function alone, so two faults in two functions show at two steps)
+and from the student's own earlier values ("your chain": where their block ends up). "Yours" runs
+the step's function with the reference's own components where the solutions are (the worker of its
+problem's phase, :func:`grader.grading.phases.plan`: the block with the course's layernorm,
+attention and gelu, as grading runs it); in a release, which has none, with the student's own, and
+the step says so (:attr:`Step.own`). A step whose value cannot be read off the student's function
+(:class:`Unreadable`: the attention weights read back through a value path that is not the identity
+the probe gave it) is shown with why, never judged. The reference's values are computed live where
+the solutions are (the instructor's checkout), in the grader process: the inputs are the course's
+own worked example, never a student's. A student's copy has no solutions: ``grade release`` writes
+the values into it (``feedback.trace_data``; both: :mod:`grader.commands.feedback_data`). The
+student's functions run in the sandboxed worker through the same proxy as grading
+(:class:`grader.sandbox.client.Worker`, :class:`grader.sandbox.proxy.Student`).
 """
 from __future__ import annotations
 
@@ -57,9 +59,9 @@ def rows_of(mask: np.ndarray) -> list[int]:
 
 
 class Unreadable(Exception):
-    """Raised by a trace module's ``compute`` when what the student's function gave cannot be read as the step's
-    value (e.g. attention weights read off an output whose rows do not sum to 1): the message says why. The step
-    is then shown unjudged, never as the student's value."""
+    """Raised by a trace module's ``compute`` when what the student's function gave cannot be read
+    as the step's value (e.g. attention weights read off an output whose rows do not sum to 1): the
+    message says why. The step is then shown unjudged, never as the student's value."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,12 @@ class Step:
     :param chain: the student's value from their own earlier values, or None when it failed.
     :param error: why ``yours`` is None (their code raised, timed out, returned something unusable).
     :param chain_error: why ``chain`` is None.
-    :param calls: the functions ``function`` is meant to call (the trace module's ``CALLS``) that were the
-        student's own at this step (the others were the reference's).
-    :param own: those of ``calls`` that are another problem's (a release has no reference to run them with).
-    :param unread: why ``yours`` could not be read off the student's function (:class:`Unreadable`): the step is
-        shown, not judged.
+    :param calls: the functions ``function`` is meant to call (the trace module's ``CALLS``) that
+        were the student's own at this step (the others were the reference's).
+    :param own: those of ``calls`` that are another problem's (a release has no reference to run
+        them with).
+    :param unread: why ``yours`` could not be read off the student's function (:class:`Unreadable`):
+        the step is shown, not judged.
     """
 
     name: str
@@ -93,8 +96,8 @@ class Step:
 
     @property
     def matches(self) -> bool:
-        """The student's function gives the reference's value from the reference's input (an unread step is not
-        judged: it matches)."""
+        """The student's function gives the reference's value from the reference's input (an unread
+        step is not judged: it matches)."""
         if self.unread:
             return True
         return self.yours is not None and same_array(self.yours, self.reference, rtol=RTOL, atol=ATOL)
@@ -141,9 +144,9 @@ class Trace:
         return next((i for i, s in enumerate(self.steps) if not s.chain_matches), None)
 
     def verdicts(self) -> list[Verdict]:
-        """Every function the trace calls, in the order of its first step. A function's difference may be that of
-        a function it called as the student's own (:attr:`Step.calls`: with the reference's components, only its
-        own problem's); an unread step judges nothing."""
+        """Every function the trace calls, in the order of its first step. A function's difference
+        may be that of a function it called as the student's own (:attr:`Step.calls`: with the
+        reference's components, only its own problem's); an unread step judges nothing."""
         functions = list(dict.fromkeys(s.function for s in self.steps if s.function))
         wrong = {f: tuple(i for i, s in enumerate(self.steps) if s.function == f and not s.matches)
                  for f in functions}
@@ -155,8 +158,8 @@ class Trace:
                 for f in functions]
 
     def carried(self, step: Step) -> tuple[str, ...]:
-        """The student's own components of another problem that ``step`` ran with (a release) and that differ at
-        their own steps: ``step`` may be only carrying their difference."""
+        """The student's own components of another problem that ``step`` ran with (a release) and
+        that differ at their own steps: ``step`` may be only carrying their difference."""
         wrong = {v.function for v in self.verdicts() if v.steps}
         return tuple(c for c in step.own if c in wrong)
 
@@ -220,8 +223,8 @@ def run(course: Course, folder: Path, case: dict, cases: Mapping[str, list[dict]
     """Run the worked example's ``case`` through the functions in ``folder``, in the sandboxed worker.
 
     :param cases: the reference's steps in every case (``reference_data(...)["cases"]``).
-    :param phases: grading's (:func:`grader.grading.phases.plan`): a step runs with the reference's components
-        its phase holds; with none (a release), with the student's own.
+    :param phases: grading's (:func:`grader.grading.phases.plan`): a step runs with the reference's
+        components its phase holds; with none (a release), with the student's own.
     :raises GradeError: the course has no trace, or ``cases`` has no reference for ``case`` or not
         its steps.
     """
@@ -249,8 +252,8 @@ def run(course: Course, folder: Path, case: dict, cases: Mapping[str, list[dict]
         started: dict[int, Student] = {}
 
         def yours(function: str) -> tuple[Student, tuple[str, ...], tuple[str, ...]]:
-            """The student whose ``function`` a step runs ("yours"), the functions it calls that are the student's
-            own there, and those of them that are another problem's."""
+            """The student whose ``function`` a step runs ("yours"), the functions it calls that are
+            the student's own there, and those of them that are another problem's."""
             theirs = tuple(c for c in calls.get(function, ()) if problem_of.get(c) == problem_of.get(function))
             others = tuple(c for c in calls.get(function, ()) if c not in theirs)
             phase = home.get(function)
@@ -276,8 +279,8 @@ class _Values(dict):
 
 
 def _compute(compute: Callable, student: Student, values: Mapping, function: str) -> tuple[np.ndarray | None, str]:
-    """The step's value from ``values`` with the student's functions, or (None, why not); :class:`Unreadable`
-    goes through."""
+    """The step's value from ``values`` with the student's functions, or (None, why not);
+    :class:`Unreadable` goes through."""
     try:
         value = compute(student, values)
     except Unreadable:
@@ -296,8 +299,8 @@ def _compute(compute: Callable, student: Student, values: Mapping, function: str
 
 def _steps(yours: Callable[[str], tuple[Student, tuple[str, ...], tuple[str, ...]]], student: Student, specs: list,
            reference: list[dict]) -> Iterable[Step]:
-    """Each step from the reference's earlier values (its function run by ``yours(function)``'s student) and from
-    the student's own (``student``: every module theirs)."""
+    """Each step from the reference's earlier values (its function run by ``yours(function)``'s
+    student) and from the student's own (``student``: every module theirs)."""
     given, own = _Values(), _Values()
     for (key, name, function, compute), ref in zip(specs, reference):
         expected = np.asarray(ref["value"], dtype=np.float64)

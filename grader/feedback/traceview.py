@@ -190,9 +190,9 @@ def verdict_lines(trace: Trace) -> list[tuple[str, str]]:
 
 
 def blind_spot(trace: Trace) -> str:
-    """What the case cannot check (the course's trace module says), and what can; "" when it says nothing. Then
-    each fault it names (``faults``: what the fault is, why this case cannot see it, the case that can), one
-    sentence each."""
+    """What the case cannot check (the course's trace module says), and what can; "" when it says
+    nothing. Then each fault it names (``faults``: what the fault is, why this case cannot see it,
+    the case that can), one sentence each."""
     blind = trace.cannot_check
     if not blind:
         return ""

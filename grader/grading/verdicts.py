@@ -95,14 +95,17 @@ class Verdicts:
 
     A known mistake is named for a problem (:meth:`_named`) only when
 
-    - the student's output matches it on every failed check of the problem that the catalogue judges (a
-      :func:`~grader.feedback.mistakes.fit` family: one of its members on all of them), and no test of the
-      problem failed otherwise than by a wrong value (an exception, a timeout, a component's failure);
-    - at least one of those checks tells it apart beyond doubt: there the mistake's output is far, many
-      tolerances, from the correct one and from every other catalogued mistake's (:class:`Evidence`);
+    - the student's output matches it on every failed check of the problem that the catalogue judges
+      (a :func:`~grader.feedback.mistakes.fit` family: one of its members on all of them), and no
+      test of the problem failed otherwise than by a wrong value (an exception, a timeout, a
+      component's failure);
+    - at least one of those checks tells it apart beyond doubt: there the mistake's output is far,
+      many tolerances, from the correct one and from every other catalogued mistake's
+      (:class:`Evidence`);
     - it is the problem's own mistake, or that of a component whose own tests named it.
 
-    Else its tests keep only the facts a test's own hint states ("right with 1 head, wrong with 2")."""
+    Else its tests keep only the facts a test's own hint states ("right with 1 head, wrong with
+    2")."""
 
     def __init__(self, tests: Mapping[str, Test]):
         self.tests = tests
@@ -142,8 +145,9 @@ class Verdicts:
         return {self.tests[n].module for n, (status, *_) in self.verdicts.items() if status != "passed"}
 
     def _named(self, problem: str, named: Mapping[str, str | None]) -> str | None:
-        """The one known mistake (family) this submission's failed tests of ``problem`` name, or None (see the
-        class's rules). ``named``: what the problems it uses named, decided before it."""
+        """The one known mistake (family) this submission's failed tests of ``problem`` name, or
+        None (see the class's rules). ``named``: what the problems it uses named, decided before
+        it."""
         nodeids = [n for n, t in self.tests.items() if t.problem == problem]
         failed = [n for n in nodeids if self.verdicts.get(n, ("error",))[0] != "passed"]
         # a test not run, a timeout, a crash, a stub, an exception: no mistake's value explains those, unless
@@ -164,8 +168,9 @@ class Verdicts:
         return next(iter(candidates)) if len(candidates) == 1 and candidates <= strong else None
 
     def _diagnose(self) -> None:
-        """Name each problem's known mistake on its failed checks that match it, and no other: the problems that
-        use others last, so that a component's mistake is known to its own tests first."""
+        """Name each problem's known mistake on its failed checks that match it, and no other: the
+        problems that use others last, so that a component's mistake is known to its own tests
+        first."""
         uses = {t.problem: len(t.uses) for t in self.tests.values()}
         named: dict[str, str | None] = {}
         for problem in sorted(dict.fromkeys(t.problem for t in self.tests.values()), key=lambda p: uses[p]):

@@ -6,10 +6,11 @@ the release on every single fault of tests/unit/mutants.py (FAULTS: the catalogu
 students write them, and uncatalogued ones) and on the reference. Prints, per fault, the diagnoses its failed
 tests got, then the three figures of issue 14's "Done when":
 
-- catalogued faults named, of those that fail a public test of their own problem (target 100 %): a fault whose
-  own problem passes every public test and that shows only in another problem's (a GELU with the course text's
-  rounded constants, within gelu's tolerance, carried beyond it by the MLP's W_2) is named nowhere, since a
-  component's mistake is named in another problem only where its own tests found it (issue 28); it is listed;
+- catalogued faults named, of those that fail a public test of their own problem (target 100 %): a
+  fault whose own problem passes every public test and that shows only in another problem's (a GELU
+  with the course text's rounded constants, within gelu's tolerance, carried beyond it by the MLP's
+  W_2) is named nowhere, since a component's mistake is named in another problem only where its own
+  tests found it (issue 28); it is listed;
 - wrong diagnoses: a diagnosis naming a mistake other than the fault's, or any on the reference (target 0);
 - uncatalogued faults whose failed tests' messages contain the words recorded for them in mutants.py (the
   aspect to change), of those that fail a public test (target >= 80 %).

@@ -1,13 +1,17 @@
-"""Single faults written as a class writes them, for the diagnosis measurement (test_diagnosis_evidence.py).
+"""Single faults written as a class writes them, for the diagnosis measurement
+(test_diagnosis_evidence.py).
 
-Each fault is one module of the reference rewritten in another shape (loops, einsum, a class, PyTorch's habits, a
-formula copied from a paper) with one thing wrong. The shapes come first, each correct, as controls: a correct
-module in an unusual shape must get full marks and no diagnosis. Then:
+Each fault is one module of the reference rewritten in another shape (loops, einsum, a class,
+PyTorch's habits, a formula copied from a paper) with one thing wrong. The shapes come first, each
+correct, as controls: a correct module in an unusual shape must get full marks and no diagnosis.
+Then:
 
-- UNCATALOGUED: faults that no catalogued mistake describes (written differently from the catalogue's variants and
-  from tests/the-block/checks/mutants.py); a diagnosis naming a catalogued mistake is a wrong diagnosis, unless
-  ``accept`` lists it (its message is true of the fault, e.g. "the wrong gains" for gain_1 given to both norms);
-- CATALOGUED: the catalogue's mistakes in these shapes, each of which must be named (and nothing else).
+- UNCATALOGUED: faults that no catalogued mistake describes (written differently from the
+  catalogue's variants and from tests/the-block/checks/mutants.py); a diagnosis naming a catalogued
+  mistake is a wrong diagnosis, unless ``accept`` lists it (its message is true of the fault, e.g.
+  "the wrong gains" for gain_1 given to both norms);
+- CATALOGUED: the catalogue's mistakes in these shapes, each of which must be named (and nothing
+  else).
 
 Nothing here is run at import: ``write(folder, assignment, name)`` writes a submission.
 """
@@ -22,8 +26,8 @@ PROJECT = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class Fault:
-    """One module in a shape, with ``edits`` made to it; ``mistake``: the catalogued family it is ("" when it is
-    none), ``accept``: families whose message is also true of it."""
+    """One module in a shape, with ``edits`` made to it; ``mistake``: the catalogued family it is
+    ("" when it is none), ``accept``: families whose message is also true of it."""
 
     module: str
     shape: str
@@ -871,14 +875,16 @@ PAIRS = {"the-block": THE_BLOCK_PAIRS, "the-modern-block": MODERN_PAIRS}
 
 
 def allowed(fault: Fault | tuple[Fault, ...]) -> set[str]:
-    """The catalogued families a submission's diagnoses may name: its faults' own, and those they accept."""
+    """The catalogued families a submission's diagnoses may name: its faults' own, and those they
+    accept."""
     faults = fault if isinstance(fault, tuple) else (fault,)
     return {name for f in faults for name in (f.mistake, *f.accept) if name}
 
 
 def write_class(root: Path, assignment: str) -> dict[str, Fault | tuple[Fault, ...]]:
-    """Every shape (as a correct control), every fault, the pairs and the reference as students in ``root``;
-    returns the faults by student name (the controls as faults with no edits, a pair as its two faults)."""
+    """Every shape (as a correct control), every fault, the pairs and the reference as students in
+    ``root``; returns the faults by student name (the controls as faults with no edits, a pair as
+    its two faults)."""
     shapes, uncatalogued, catalogued = ASSIGNMENTS[assignment]
     students: dict = {f"shape_{name}": Fault(module, name) for name, (module, _) in shapes.items()}
     students.update(uncatalogued)

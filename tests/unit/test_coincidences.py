@@ -1,5 +1,5 @@
-"""`grade release` tells the course's author which catalogued mistakes a test's inputs cannot tell apart (issue
-28): such a test names none of them, so another test's inputs must."""
+"""`grade release` tells the course's author which catalogued mistakes a test's inputs cannot tell
+apart (issue 28): such a test names none of them, so another test's inputs must."""
 from __future__ import annotations
 
 import re

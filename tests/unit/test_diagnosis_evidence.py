@@ -1,16 +1,19 @@
-"""Issue 28's measurement of the diagnoses, kept as a test: a class of submissions written as students write them
-(evidence_faults.py: each module in another shape, loops, einsum, classes, PyTorch's habits, formulas from papers)
-is graded once per assignment by `grade autograde`, and once more as a release's `grade check` grades it (public
-suites only, the student's own components, the diagnoses from the outputs the release stored).
+"""Issue 28's measurement of the diagnoses, kept as a test: a class of submissions written as
+students write them (evidence_faults.py: each module in another shape, loops, einsum, classes,
+PyTorch's habits, formulas from papers) is graded once per assignment by `grade autograde`, and once
+more as a release's `grade check` grades it (public suites only, the student's own components, the
+diagnoses from the outputs the release stored).
 
-- No uncatalogued fault, and no pair of faults, is told a catalogued mistake it did not make (0 wrong diagnoses);
-  the issue's five examples among them (a bracket slip in GELU's tanh form, GELU before W_1, eps only as a zero
-  guard, a scale by the square root of W_k's width where the widths coincide, a block passing W_q and W_k swapped).
-- The catalogue's mistakes written in those shapes are named, and nothing else: at least 90 % of them.
+- No uncatalogued fault, and no pair of faults, is told a catalogued mistake it did not make (0
+  wrong diagnoses); the issue's five examples among them (a bracket slip in GELU's tanh form, GELU
+  before W_1, eps only as a zero guard, a scale by the square root of W_k's width where the widths
+  coincide, a block passing W_q and W_k swapped).
+- The catalogue's mistakes written in those shapes are named, and nothing else: at least 90 % of
+  them.
 - The shapes themselves, correct, get full marks and no diagnosis.
 
-Two autograde runs (one per assignment, --jobs 2) and two in-process checks of a release: about a minute.
-`pytest -s` prints the figures of each run.
+Two autograde runs (one per assignment, --jobs 2) and two in-process checks of a release: about a
+minute. `pytest -s` prints the figures of each run.
 """
 from __future__ import annotations
 
@@ -49,7 +52,8 @@ def catalogued_failing(students: dict, docs: dict) -> dict[str, ef.Fault]:
 
 
 def named_share(students: dict, docs: dict) -> tuple[float, list[str]]:
-    """The share of the catalogued faults (of those that fail a test here) named, and the ones missed."""
+    """The share of the catalogued faults (of those that fail a test here) named, and the ones
+    missed."""
     catalogued = catalogued_failing(students, docs)
     missed = [name for name, f in catalogued.items() if f.mistake not in diagnoses(docs[name])]
     return 1 - len(missed) / len(catalogued), missed
@@ -102,9 +106,10 @@ executors.run(course, jobs, keep, hidden=False, level=PROCESS, warm=True)
 
 @pytest.fixture(scope="module", params=list(ef.ASSIGNMENTS))
 def checked(request, tmp_path_factory):
-    """(assignment, students, score documents) as a release checks them: `grade check`'s grading (public suites,
-    the student's own components, the catalogue from the release's stored data) of every submission, in one
-    process; and the issue's examples through `grade check` itself, which must say the same."""
+    """(assignment, students, score documents) as a release checks them: `grade check`'s grading
+    (public suites, the student's own components, the catalogue from the release's stored data) of
+    every submission, in one process; and the issue's examples through `grade check` itself, which
+    must say the same."""
     tmp = tmp_path_factory.mktemp(f"{request.param}-release")
     release = students_copy(tmp / "release", request.param)
     students = ef.write_class(tmp / "subs", request.param)
@@ -145,8 +150,8 @@ def test_the_catalogued_mistakes_in_unusual_shapes_are_named_from_a_release(chec
 
 
 def test_the_uncatalogued_faults_cost_points_and_the_shapes_none(graded):
-    """Every fault of the class is seen by some test (the square inputs and the d_ff rounding included), and every
-    shape, correct, gets full marks with no diagnosis."""
+    """Every fault of the class is seen by some test (the square inputs and the d_ff rounding
+    included), and every shape, correct, gets full marks with no diagnosis."""
     assignment, students, docs = graded
     for name, fault in students.items():
         doc = docs[name]

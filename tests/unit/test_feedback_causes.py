@@ -1,7 +1,7 @@
-"""Failed tests grouped by cause (issue 28): an import error, a missing function, a stub still raising is said once
-per problem, with the tests it fails listed under it, on the feedback page and in `grade check`'s output; a
-diagnosed mistake is boxed once with the tests it explains (it used to be one box per test: one import error in 29
-boxes, "not implemented yet" in 65)."""
+"""Failed tests grouped by cause (issue 28): an import error, a missing function, a stub still
+raising is said once per problem, with the tests it fails listed under it, on the feedback page and
+in `grade check`'s output; a diagnosed mistake is boxed once with the tests it explains (it used to
+be one box per test: one import error in 29 boxes, "not implemented yet" in 65)."""
 from __future__ import annotations
 
 import io
@@ -86,7 +86,8 @@ def test_grade_checks_output_says_one_cause_once_with_the_tests_it_fails():
 
 
 def test_the_stubs_page_and_output_say_each_unwritten_function_once(tmp_path):
-    """The released stubs: every test fails with "not implemented yet"; it is said once per function."""
+    """The released stubs: every test fails with "not implemented yet"; it is said once per
+    function."""
     code, output = grade("check", "-a", THE_BLOCK, "--path", PROJECT / "exercises" / THE_BLOCK, "--html",
                          tmp_path / "page.html")
     assert code == 1

@@ -1,6 +1,7 @@
-"""The stubs students read and the tests that grade them say the same thing (issue 28): every function whose suites
-accept a float32 input's output as float32 or float64 (on purpose: NumPy 2 promotes float32 times a float64 scalar,
-NumPy 1 did not) says so in its stub, and no stub promises "float32 in, float32 out" or "the same dtype"."""
+"""The stubs students read and the tests that grade them say the same thing (issue 28): every
+function whose suites accept a float32 input's output as float32 or float64 (on purpose: NumPy 2
+promotes float32 times a float64 scalar, NumPy 1 did not) says so in its stub, and no stub promises
+"float32 in, float32 out" or "the same dtype"."""
 from __future__ import annotations
 
 import ast
@@ -31,7 +32,8 @@ def stub_docstrings(assignment: str) -> dict[str, str]:
 
 
 def dtype_tested(assignment: str) -> dict[str, list[str]]:
-    """Each function a test checks the float32 rule of (float32 or float64 accepted) -> those tests."""
+    """Each function a test checks the float32 rule of (float32 or float64 accepted) -> those
+    tests."""
     course = load(PROJECT / "course.json", assignment)
     found: dict[str, list[str]] = {}
     for problem in course.problems:
@@ -67,6 +69,7 @@ def test_no_stub_promises_float32_out_or_the_same_dtype(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_no_test_that_accepts_float64_is_named_float32_out(assignment):
-    """A failed test's name is what a student reads first: one that accepts float64 does not promise float32."""
+    """A failed test's name is what a student reads first: one that accepts float64 does not promise
+    float32."""
     named = [test for tests in dtype_tested(assignment).values() for test in tests if "float32_out" in test]
     assert not named, named

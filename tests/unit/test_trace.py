@@ -108,15 +108,16 @@ def test_the_function_at_fault_is_named_at_its_own_steps(tmp_path, mistake, opti
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
-    """A student's copy of the-block (no solutions: the trace's reference values as the release stored them)."""
+    """A student's copy of the-block (no solutions: the trace's reference values as the release
+    stored them)."""
     return students_copy(tmp_path_factory.mktemp("trace-release") / "release")
 
 
 @pytest.mark.parametrize("where", ["checkout", "release"])
 def test_two_faults_in_two_functions_both_show_each_at_its_own_step(tmp_path, release, where):
-    """Where the solutions are, block() runs with the course's layernorm, attention and gelu (as grading runs it):
-    only its own mlp() can carry a fault into its step. A release has no reference: block() runs with the
-    student's own, and its step says so rather than blame it."""
+    """Where the solutions are, block() runs with the course's layernorm, attention and gelu (as
+    grading runs it): only its own mlp() can carry a fault into its step. A release has no
+    reference: block() runs with the student's own, and its step says so rather than blame it."""
     folder = faulty(tmp_path, "me", {"layernorm": MUTANTS["layernorm.ddof1"][1], "block": MUTANTS["mlp.no_gelu"][1]})
     code, output = trace("--path", folder, cwd=PROJECT if where == "checkout" else release)
     assert code == 1
@@ -169,7 +170,8 @@ def load_trace_module():
 
 @pytest.mark.parametrize("assignment", ["the-block", "the-modern-block"])
 def test_the_public_tests_the_closing_note_points_to_exist(assignment):
-    """Every public test a case's closing note sends the student to, in every case, is one of the suites'."""
+    """Every public test a case's closing note sends the student to, in every case, is one of the
+    suites'."""
     public = PROJECT / "tests" / assignment / "public"
     names = {node.name for path in public.glob("test_*.py")
              for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)}
@@ -279,10 +281,11 @@ def test_the_cases_are_the_trace_modules_own(tmp_path):
 
 
 def test_a_near_miss_in_a_called_function_is_named_and_marks_no_row_of_its_own_step(tmp_path, release):
-    """gelu with 0.0447 for 0.044715 is within the tolerance at its own step (grade check passes it) and W_2 carries
-    its difference beyond it at mlp's: the rows of gelu's step are ✓ like the step, and mlp's verdict sends the
-    student to gelu(), not to a correct mlp(). (In a release, where mlp() runs with the student's own gelu();
-    where the solutions are it runs with the course's, and matches.)"""
+    """gelu with 0.0447 for 0.044715 is within the tolerance at its own step (grade check passes it)
+    and W_2 carries its difference beyond it at mlp's: the rows of gelu's step are ✓ like the step,
+    and mlp's verdict sends the student to gelu(), not to a correct mlp(). (In a release, where
+    mlp() runs with the student's own gelu(); where the solutions are it runs with the course's, and
+    matches.)"""
     folder = faulty(tmp_path, "me", {"gelu": [("0.044715", "0.0447")]})
     code, output = trace("--path", folder, cwd=release)
     step = output[output.index("7. MLP hidden layer"):output.index("8. m = mlp")]
@@ -307,8 +310,8 @@ SWAPPED_IN_BLOCK = {"block": [('p["W_q"], p["W_k"], p["W_v"]', 'p["W_k"], p["W_q
 
 
 def test_the_closing_note_names_each_fault_the_toy_cannot_see_and_the_case_that_sees_it(tmp_path):
-    """The toy's W_q = W_k = I: a block that passes W_q and W_k swapped matches at every step. The note names that
-    fault and the case that sees it, and that case does."""
+    """The toy's W_q = W_k = I: a block that passes W_q and W_k swapped matches at every step. The
+    note names that fault and the case that sees it, and that case does."""
     folder = faulty(tmp_path, "me", SWAPPED_IN_BLOCK)
     code, output = trace("--path", folder)
     assert code == 0 and "Every step matches the reference." in output
@@ -330,9 +333,9 @@ def test_the_closing_note_names_each_fault_the_toy_cannot_see_and_the_case_that_
 
 
 def test_weights_that_are_not_weights_are_never_shown_as_the_students(tmp_path):
-    """An attention whose values come from W_k (a copy slip): its weights are right, but what the probe reads back
-    through its value path is all zeros. The step says they cannot be read off, judges nothing, and attention() is
-    judged at step 4, a, alone."""
+    """An attention whose values come from W_k (a copy slip): its weights are right, but what the
+    probe reads back through its value path is all zeros. The step says they cannot be read off,
+    judges nothing, and attention() is judged at step 4, a, alone."""
     folder = faulty(tmp_path, "me", {"attention": [("q, k, v = u @ W_q, u @ W_k, u @ W_v",
                                                      "q, k, v = u @ W_q, u @ W_k, u @ W_k")]})
     code, output = trace("--path", folder)

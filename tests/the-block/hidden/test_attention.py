@@ -61,8 +61,8 @@ def test_softmax_scores_times_1000(student, reference, mistakes):
 
 @pytest.mark.points(0.5)
 def test_softmax_along_the_axis_it_is_given(student, reference, mistakes):
-    """softmax(s, axis=0) normalises columns (of a 4×3 and of a square 4×4), and axis=1 of a 3-D array normalises
-    along that axis."""
+    """softmax(s, axis=0) normalises columns (of a 4×3 and of a square 4×4), and axis=1 of a 3-D
+    array normalises along that axis."""
     rng = np.random.default_rng(303)
     s2 = rng.normal(size=(4, 3))
     with raising(mistakes.softmax(s2, axis=0)):

@@ -190,10 +190,11 @@ def test_block_leaves_x_and_params_unchanged(student, reference):
 @pytest.mark.property
 @pytest.mark.points(2)
 def test_block_attention_off_never_calls_attention(student, reference, mistakes):
-    """use_attention=False skips the attention branch: y = x + mlp(layernorm(x, gamma_2, beta_2)), and attention
-    is never called (not even to throw its result away): here W_q, W_k, W_v and W_o are 3×3, which no attention
-    of a width-8 input can use, so a block that computes the branch anyway raises. Such a block is then run with
-    weights attention can use, so that what it computes says which mistake it makes (an exception says none)."""
+    """use_attention=False skips the attention branch: y = x + mlp(layernorm(x, gamma_2, beta_2)),
+    and attention is never called (not even to throw its result away): here W_q, W_k, W_v and W_o
+    are 3×3, which no attention of a width-8 input can use, so a block that computes the branch
+    anyway raises. Such a block is then run with weights attention can use, so that what it computes
+    says which mistake it makes (an exception says none)."""
     rng = np.random.default_rng(402)
     x = rng.normal(size=(4, 8))
     params = random_params(rng, 8, 32)

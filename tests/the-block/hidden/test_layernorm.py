@@ -1,10 +1,11 @@
 """Hidden tests for layernorm(x, gamma=None, beta=None, eps=1e-5).
 
-Value tests compare with the reference solution (the `reference` fixture) on fixed inputs, each aimed at one
-usual mistake: eps outside the square root (eps = 0.1), the default eps or ddof=1 (rows of standard deviation
-0.01, where sqrt(var + eps) is far from the standard deviation), a dropped eps (a constant row), gamma/beta
-ignored, the wrong axis (n != d, and n = d: an axis picked from the shape), a missing mean subtraction (rows far from 0), float32 input, float32
-arithmetic inside a float64 computation (the one F64 test); and the course's u'_5.
+Value tests compare with the reference solution (the `reference` fixture) on fixed inputs, each
+aimed at one usual mistake: eps outside the square root (eps = 0.1), the default eps or ddof=1 (rows
+of standard deviation 0.01, where sqrt(var + eps) is far from the standard deviation), a dropped eps
+(a constant row), gamma/beta ignored, the wrong axis (n != d, and n = d: an axis picked from the
+shape), a missing mean subtraction (rows far from 0), float32 input, float32 arithmetic inside a
+float64 computation (the one F64 test); and the course's u'_5.
 
 Property tests (`@pytest.mark.property`) check the student's own outputs against each other: a row scaled by
 10, a constant added to a row, rows normalised on their own, the input left as it was, float32
@@ -56,8 +57,9 @@ def test_tiny_variance_rows_and_a_constant_row(student, reference, mistakes):
 
 @pytest.mark.points(1)
 def test_square_rows_of_a_batch_each_on_their_own(student, reference, mistakes):
-    """A (2, 7, 7) batch: 7 tokens of width 7, values around 2 on different scales. Where n = d only the axis tells
-    the tokens from the features: a layernorm that picks its axis from the shape normalises the tokens here."""
+    """A (2, 7, 7) batch: 7 tokens of width 7, values around 2 on different scales. Where n = d only
+    the axis tells the tokens from the features: a layernorm that picks its axis from the shape
+    normalises the tokens here."""
     rng = np.random.default_rng(112)
     x = 2.0 + rng.normal(size=(2, 7, 7)) * rng.uniform(0.5, 3.0, size=(2, 7, 1))
     got = student.layernorm(x)

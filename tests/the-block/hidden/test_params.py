@@ -23,7 +23,8 @@ def test_gpt2_default_d_ff_is_4_d_model(student, reference, mistakes):
 
 @pytest.mark.points(0.5)
 def test_gpt2_ignores_n_kv_heads(student, reference, mistakes):
-    """n_kv_heads is Llama's: a GPT-2 block's W_k and W_v are d × d whatever it says (GPT-2 small with 4 given)."""
+    """n_kv_heads is Llama's: a GPT-2 block's W_k and W_v are d × d whatever it says (GPT-2 small
+    with 4 given)."""
     got = student.count_params(768, 12, 4)
     assert_equal(got, reference.count_params(768, 12, 4),
                  what="count_params(768, 12, 4) for a GPT-2 block (n_kv_heads is ignored: attention 4d² + 4d)",

@@ -1,16 +1,17 @@
 """Public tests for softmax(s, axis=-1) and attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True).
 
-Attention contract: u is (n, d), every W is (d, d) applied as u @ W; head h uses columns h*d_head:(h+1)*d_head
-of q, k and v; scores q k^T / sqrt(d_head); with causal=True token i sees tokens 0..i (itself included); the
-heads' outputs are concatenated in order and multiplied by W_o. attention leaves u and the weights unchanged,
-and float32 input gives a float32 or float64 output (both accepted) with the values float64 input gives.
+Attention contract: u is (n, d), every W is (d, d) applied as u @ W; head h uses columns
+h*d_head:(h+1)*d_head of q, k and v; scores q k^T / sqrt(d_head); with causal=True token i sees
+tokens 0..i (itself included); the heads' outputs are concatenated in order and multiplied by W_o.
+attention leaves u and the weights unchanged, and float32 input gives a float32 or float64 output
+(both accepted) with the values float64 input gives.
 
 attention runs with your own softmax (both are this problem's): a mask of -1e9 instead of -inf is fine.
 
-Two kinds of test: value tests compare your numbers with the expected ones (computed once from a correct
-solution and written here to 10 significant digits); property tests (@pytest.mark.property) check a rule on
-your own outputs only (rows that sum to 1, causality, float32 input to float32 precision), so a numeric slip
-elsewhere keeps them.
+Two kinds of test: value tests compare your numbers with the expected ones (computed once from a
+correct solution and written here to 10 significant digits); property tests (@pytest.mark.property)
+check a rule on your own outputs only (rows that sum to 1, causality, float32 input to float32
+precision), so a numeric slip elsewhere keeps them.
 """
 import numpy as np
 import pytest
@@ -118,9 +119,10 @@ def float_array(got, shape, what):
 
 
 def judgeable(got, given, what):
-    """A property such as "leaves its inputs alone" or "float32 input to float32 precision" holds for any
-    function that does nothing; it earns points only for an output that could be the function's: an array that is neither the
-    input returned as it is nor the same number everywhere."""
+    """A property such as "leaves its inputs alone" or "float32 input to float32 precision" holds
+    for any function that does nothing; it earns points only for an output that could be the
+    function's: an array that is neither the input returned as it is nor the same number
+    everywhere."""
     if type(got) is np.ndarray and got.shape == given.shape and (
             (got.dtype == given.dtype and np.array_equal(got, given)) or (got.size > 1 and np.all(got == got.flat[0]))):
         raise Mismatch(what, "your output is the input itself, or the same number everywhere: nothing to judge")
@@ -267,8 +269,8 @@ def test_24_tokens_with_equal_scores_average_the_tokens_so_far(student, mistakes
 
 @pytest.mark.points(0.5)
 def test_six_tokens_of_width_six_with_two_heads(student, mistakes):
-    """A square input, 6 tokens of width 6 with 2 heads: the scores are 6×6 like the input, so only the axes tell
-    the queries from the keys and the tokens from the features."""
+    """A square input, 6 tokens of width 6 with 2 heads: the scores are 6×6 like the input, so only
+    the axes tell the queries from the keys and the tokens from the features."""
     u, weights = 2.0 * pattern(6, 6, 12), [pattern(6, 6, seed) for seed in (13, 14, 15, 16)]
     expected = [[-0.388, -3.704, 4.636, -4.008, -1.32, 2.496],
                 [1.101006852, 3.365696206, -1.683553811, 2.218433188, -0.1436755728, -2.381764775],

@@ -1,11 +1,11 @@
 """Public tests for mlp(u, W_1, W_2) = gelu(u @ W_1) @ W_2 and the pre-LN block(x, params, n_heads=1,
 use_attention=True): h = x + attention(layernorm(x, gamma_1, beta_1), ...), y = h + mlp(layernorm(h, gamma_2, beta_2), ...).
 
-When graded, your block and mlp run with the course's own layernorm, attention and gelu (in place of yours,
-however your code holds them), so that a mistake inside those costs points in their own problems, never here:
-these tests check only the lines of block and mlp. Here, in grade check, they run with yours. block leaves x
-and params unchanged, and float32 input gives a float32 or float64 output (both accepted) with the values
-float64 input gives.
+When graded, your block and mlp run with the course's own layernorm, attention and gelu (in place of
+yours, however your code holds them), so that a mistake inside those costs points in their own
+problems, never here: these tests check only the lines of block and mlp. Here, in grade check, they
+run with yours. block leaves x and params unchanged, and float32 input gives a float32 or float64
+output (both accepted) with the values float64 input gives.
 
 Two kinds of test: value tests compare your numbers with the expected ones (computed once from a correct
 solution, 10 significant digits); property tests (@pytest.mark.property) check a rule on your own outputs

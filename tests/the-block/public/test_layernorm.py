@@ -45,7 +45,8 @@ def test_toy_embeddings_each_row_normalised(student, mistakes):
 
 @pytest.mark.points(1)
 def test_a_square_input_is_normalised_row_by_row(student, mistakes):
-    """A 6×6 input, as many tokens as features: each token's row is normalised on its own (axis=-1)."""
+    """A 6×6 input, as many tokens as features: each token's row is normalised on its own
+    (axis=-1)."""
     got = student.layernorm(SQUARE)
     assert_close(got, LN_SQUARE, what="layernorm of a 6×6 input (each row over its own 6 numbers, axis=-1: as many "
                                       "tokens as features, so only the axis tells them apart)",

@@ -52,11 +52,12 @@ def cases():
 
 
 def cannot_check(random=False, no_attention=False, **case):
-    """What a case cannot check, for `grade trace` to say, or None: ``because`` (its degenerate weights),
-    ``what`` (the parts of the code they hide), ``see`` (a case that can: ``grade trace --case random``) and
-    ``tests``, the public tests that check them; then ``faults``, each fault the case cannot see: what it is,
-    ``because`` (why the case hides it) and ``see``, the case that shows it (None: no case of this example;
-    ``tests`` then names the public tests that do, or none: only the hidden tests do)."""
+    """What a case cannot check, for `grade trace` to say, or None: ``because`` (its degenerate
+    weights), ``what`` (the parts of the code they hide), ``see`` (a case that can: ``grade trace
+    --case random``) and ``tests``, the public tests that check them; then ``faults``, each fault
+    the case cannot see: what it is, ``because`` (why the case hides it) and ``see``, the case that
+    shows it (None: no case of this example; ``tests`` then names the public tests that do, or none:
+    only the hidden tests do)."""
     faults = []
     if not random:
         faults += [{"fault": "W_q and W_k swapped, in attention or as block() passes them (scores k @ q.T)",
@@ -113,10 +114,11 @@ def attention_weights(attention, u, W_q, W_k):  # (n, d), (d, c), (d, c) -> (n, 
 
 
 def weights_read_off(read):  # (n, n) -> (n, n)
-    """The read-back columns, when they are attention weights: each row entries in [0, 1] summing to 1 (a mask
-    may hide the future or not: the weights show it). Else they are what the attention's value path (v = u @ W_v,
-    then @ W_o) made of the identity it was given, not its weights: :class:`Unreadable` says so and why, and the
-    step is not judged (step a = ... judges attention as a whole)."""
+    """The read-back columns, when they are attention weights: each row entries in [0, 1] summing to
+    1 (a mask may hide the future or not: the weights show it). Else they are what the attention's
+    value path (v = u @ W_v, then @ W_o) made of the identity it was given, not its weights:
+    :class:`Unreadable` says so and why, and the step is not judged (step a = ... judges attention
+    as a whole)."""
     sums = read.sum(axis=1) if read.ndim == 2 else np.array([np.nan])
     if read.ndim != 2 or not np.isfinite(read).all() or (read < -1e-9).any() or (read > 1 + 1e-9).any() \
             or not np.allclose(sums, 1.0, rtol=0, atol=1e-6):

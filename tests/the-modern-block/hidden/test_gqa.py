@@ -48,8 +48,8 @@ def test_gqa_course_d8_walk(student, reference, mistakes):
 
 @pytest.mark.points(1)
 def test_gqa_square_input(student, reference, mistakes):
-    """8 tokens of width 8, 4 query heads of 2 and 2 K/V heads: the scores are 8×8 like the input, so only the
-    axes tell the queries from the keys and the tokens from the features."""
+    """8 tokens of width 8, 4 query heads of 2 and 2 K/V heads: the scores are 8×8 like the input,
+    so only the axes tell the queries from the keys and the tokens from the features."""
     rng = np.random.default_rng(330)
     u, w = 1.5 * rng.normal(size=(8, 8)), weights(rng, 8, 4, 2)
     assert_close(student.gqa_attention(u, *w, 4, 2), reference.gqa_attention(u, *w, 4, 2),

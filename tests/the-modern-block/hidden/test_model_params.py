@@ -1,11 +1,12 @@
 """Hidden tests for count_model(d_model, n_heads, n_kv_heads, n_layers, vocab_size, d_ff=None, tied=False).
 
-The course text's numbers are written out here: d = 4096, 32 heads, 8 K/V heads give attention 41,943,040,
-mlp 135,266,304, norm 8,192, block 177,217,536 and 32 blocks 5,670,961,152; Llama 3 8B totals 8,030,261,248.
-Tests with the default d_ff use the reference's swiglu_width (another problem's), or the count's own lines' width
-where it computes one: at d = 2048 and 200 the nearest multiple, Meta's rounding up and a rule without its minimum
-give three answers. Aimed at: n_kv_heads ignored, tied embeddings counted twice, the final norm forgotten; ints and
-total = sum of the parts (properties).
+The course text's numbers are written out here: d = 4096, 32 heads, 8 K/V heads give attention
+41,943,040, mlp 135,266,304, norm 8,192, block 177,217,536 and 32 blocks 5,670,961,152; Llama 3 8B
+totals 8,030,261,248. Tests with the default d_ff use the reference's swiglu_width (another
+problem's), or the count's own lines' width where it computes one: at d = 2048 and 200 the nearest
+multiple, Meta's rounding up and a rule without its minimum give three answers. Aimed at: n_kv_heads
+ignored, tied embeddings counted twice, the final norm forgotten; ints and total = sum of the parts
+(properties).
 """
 import pytest
 
@@ -62,9 +63,9 @@ def test_default_d_ff_below_256(student, reference, mistakes):
 
 @pytest.mark.points(1.5)
 def test_default_d_ff_where_the_rounding_rules_disagree(student, reference, mistakes):
-    """The default d_ff where the plausible rules give three answers: d = 2048 (8d/3/256 = 21.33: the nearest
-    multiple of 256 is 5376, Meta's rounding up 5632) and d = 200 (below 256: 8d // 3 = 533; without that rule
-    512, rounded up 768). At d = 96 and 4096 they all agree."""
+    """The default d_ff where the plausible rules give three answers: d = 2048 (8d/3/256 = 21.33:
+    the nearest multiple of 256 is 5376, Meta's rounding up 5632) and d = 200 (below 256: 8d // 3 =
+    533; without that rule 512, rounded up 768). At d = 96 and 4096 they all agree."""
     for args in [(2048, 16, 8, 16, 32000), (200, 8, 2, 4, 1000)]:
         got = student.count_model(*args)
         assert_equal(got, reference.count_model(*args),

@@ -1,8 +1,9 @@
 """Hidden tests for rmsnorm(x, gain=None, eps=1e-6).
 
-Expected values come from the reference. Aimed at: the mean subtracted (LayerNorm in disguise), eps left out or
-outside the root, the wrong axis (a square input too), gain ignored; the course's row×10 check; float32 input to
-float32 precision (float32 or float64 out), inputs left alone (properties, on the student's own outputs).
+Expected values come from the reference. Aimed at: the mean subtracted (LayerNorm in disguise), eps
+left out or outside the root, the wrong axis (a square input too), gain ignored; the course's row×10
+check; float32 input to float32 precision (float32 or float64 out), inputs left alone (properties,
+on the student's own outputs).
 """
 import numpy as np
 import pytest
@@ -22,8 +23,8 @@ def test_rmsnorm_keeps_the_mean_of_a_shifted_row(student, reference, mistakes):
 
 @pytest.mark.points(1)
 def test_rmsnorm_square_input_each_row_on_its_own(student, reference, mistakes):
-    """6 tokens of width 6 on different scales: where n = d only the axis tells the tokens from the features (an
-    rmsnorm that picks its axis from the shape takes the tokens here)."""
+    """6 tokens of width 6 on different scales: where n = d only the axis tells the tokens from the
+    features (an rmsnorm that picks its axis from the shape takes the tokens here)."""
     rng = np.random.default_rng(305)
     x = 1.0 + rng.normal(size=(6, 6)) * rng.uniform(0.5, 4.0, size=(6, 1))
     assert_close(student.rmsnorm(x), reference.rmsnorm(x),
