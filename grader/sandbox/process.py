@@ -107,6 +107,13 @@ class Forked:
         return self.returncode
 
 
+def _one_blas_thread() -> bool:
+    """Whether this process's numpy was told to use one thread (grader/__init__.py), as every worker's is: a
+    forked worker keeps the numpy it finds, and a student's product on more threads would use more CPU time."""
+    env = _worker_env("", "")
+    return all(os.environ.get(name) == env[name] for name in env if name.endswith("_NUM_THREADS"))
+
+
 def _module_of(finder) -> str:
     return finder.__module__ if isinstance(finder, type) else type(finder).__module__
 
@@ -126,7 +133,7 @@ class WorkerProcess:
         self.level = level
         self.zygote = zygote
         self.fork = fork and level == PROCESS and zygote is None and sys.platform.startswith("linux") \
-            and run_as is None and hasattr(os, "fork")
+            and run_as is None and hasattr(os, "fork") and _one_blas_thread()
         self._drop_uid = level == BWRAP and os.geteuid() == 0
         self._run_as = zygote.run_as if zygote is not None else run_as_ids(run_as, level)
         tmp_root = Path(tmp_root).resolve() if tmp_root else None
