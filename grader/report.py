@@ -143,14 +143,15 @@ def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = 
     shown: set[tuple[str, str]] = set()                  # (problem, diagnosis): each said once
     explains = explained(failed)
     for group in causes(failed):
-        if len(group) > 1:                               # one cause, said once, its tests listed under it
+        if len(group) > 1:                 # one cause, said once, its tests listed under it
             cause, rest = cause_words(group)
-            console.print(f"[red]✗[/] [bold]{escape(group[0]['problem'])}[/]: {escape(cause)}", highlight=False,
-                          soft_wrap=True)
-            console.print(f"    the cause of {len(group)} failed tests: " + ", ".join(test_names(group)),
-                          highlight=False, markup=False, soft_wrap=True)
+            console.print(f"[red]✗[/] [bold]{escape(group[0]['problem'])}[/]: {escape(cause)}",
+                          highlight=False, soft_wrap=True)
+            console.print(f"    the cause of {len(group)} failed tests: "
+                          + ", ".join(test_names(group)), highlight=False, markup=False, soft_wrap=True)
             if rest:
-                console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
+                console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False,
+                              soft_wrap=True)
             continue
         t = group[0]
         diagnosis, output = split_diagnosis(t)
@@ -164,8 +165,8 @@ def problem_table(doc: dict, console, full_points: Mapping[str, float] | None = 
                           highlight=False, soft_wrap=True)
             tests = explains[(t["problem"], diagnosis)]
             if not said and len(tests) > 1:
-                console.print(f"    it explains {len(tests)} failed tests: {', '.join(tests)}", highlight=False,
-                              markup=False, soft_wrap=True)
+                console.print(f"    it explains {len(tests)} failed tests: {', '.join(tests)}",
+                              highlight=False, markup=False, soft_wrap=True)
         if rest:
             console.print("    " + rest.replace("\n", "\n    "), highlight=False, markup=False, soft_wrap=True)
 

@@ -2,6 +2,7 @@
 feedback page (:mod:`grader.feedback.page`): one import error, one missing function, one stub still
 raising fails many tests alike, and is said once with the tests it fails listed under it; a
 diagnosed mistake is boxed once with the tests it explains."""
+
 from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
@@ -21,7 +22,11 @@ def cause_of(test: Mapping) -> tuple | None:
     if test.get("status") != "error" or test.get("kind") not in GROUPED:
         return None
     first = test.get("output", "").partition("\n")[0]
-    return test["problem"], test["kind"], first.split(": ", 1)[0] if test["kind"] == "import_error" else first
+    return (
+        test["problem"],
+        test["kind"],
+        first.split(": ", 1)[0] if test["kind"] == "import_error" else first,
+    )
 
 
 def causes(failed: Iterable[Mapping]) -> list[list[Mapping]]:

@@ -24,12 +24,13 @@ import numpy as np
 
 from grader.errors import StudentError
 from grader.feedback import diff
-from grader.feedback.mismatch import (FAR, Diagnose, Diagnosis, Mismatch, Same, _describe, diagnosed, either,
-                                      told)
+from grader.feedback.mismatch import (FAR, Diagnose, Diagnosis, Mismatch, Same, _describe,
+                                      diagnosed, either, told)
 from grader.feedback.plain import assert_equal, assert_keys, assert_raises, assert_types
 
 __all__ = ["Diagnosis", "Mismatch", "either", "assert_array", "assert_attempt", "assert_close", "assert_close_any",
-           "assert_close_own", "assert_equal", "assert_keys", "assert_raises", "assert_types", "raising", "same_array"]
+           "assert_close_own", "assert_equal", "assert_keys", "assert_raises", "assert_types", "raising",
+           "same_array"]
 
 
 def _check_array(got: Any, expected: np.ndarray, what: str) -> np.ndarray:
@@ -124,7 +125,7 @@ def assert_close_any(got: Any, candidates: Mapping[str, Any], *, what: str, rtol
     """
     items = [(name, np.asarray(exp, dtype=np.float64)) for name, exp in candidates.items()]
     same = partial(same_array, rtol=rtol, atol=atol)
-    same.loose = partial(same_array, rtol=FAR * rtol, atol=FAR * atol)     # "far more than the tolerance"
+    same.loose = partial(same_array, rtol=FAR * rtol, atol=FAR * atol)   # far beyond the tolerance
     try:
         got64 = _check_array(got, items[0][1], what)
         for name, exp in items:

@@ -1,6 +1,7 @@
 """Which of the catalogue's mistakes a student's output matches on one call, and which of them the
 call's inputs tell apart (:mod:`grader.feedback.mistakes` holds the catalogue;
 :class:`grader.grading.verdicts.Verdicts` weighs what every failed check of a problem says)."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence, Union
@@ -22,8 +23,14 @@ def _preferring(prefer: Prefer) -> Callable[[str], bool]:
     return lambda mid: bool(prefer) and mid.startswith(prefer)
 
 
-def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: Sequence[Any],
-                 same: Same, prefer: Prefer = "") -> Diagnosis | None:
+def unique_match(
+    outputs: Outputs,
+    messages: Mapping[str, str],
+    got: Any,
+    expected: Sequence[Any],
+    same: Same,
+    prefer: Prefer = "",
+) -> Diagnosis | None:
     """The one mistake that ``got`` matches and that this call's inputs separate from the reference
     and from every other mistake, or None.
 
@@ -45,7 +52,9 @@ def unique_match(outputs: Outputs, messages: Mapping[str, str], got: Any, expect
     preferred = _preferring(prefer)
 
     def separated(mid: str) -> bool:
-        return not any(coincide(same, o, r) for o in matched[mid] for r in _rivals(live, mid, preferred))
+        return not any(
+            coincide(same, o, r) for o in matched[mid] for r in _rivals(live, mid, preferred)
+        )
 
     found = [mid for mid in matched if separated(mid)]
     if len({family(mid) for mid in found}) != 1:
@@ -58,12 +67,23 @@ def _rivals(live: Outputs, mid: str, preferred: Callable[[str], bool]) -> list:
     """The outputs ``mid`` must be told apart from: every other family's, except that the checked
     function's own mistakes (``preferred``) need not be told apart from a component's (the block
     around a faulty layernorm)."""
-    return [o for other, outs in live.items() if family(other) != family(mid)
-            and (preferred(other) or not preferred(mid)) for o in outs]
+    return [
+        o
+        for other, outs in live.items()
+        if family(other) != family(mid) and (preferred(other) or not preferred(mid))
+        for o in outs
+    ]
 
 
-def evidence(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: Sequence[Any], same: Same,
-             prefer: Prefer = "", owners: Mapping[str, str] | None = None) -> Evidence:
+def evidence(
+    outputs: Outputs,
+    messages: Mapping[str, str],
+    got: Any,
+    expected: Sequence[Any],
+    same: Same,
+    prefer: Prefer = "",
+    owners: Mapping[str, str] | None = None,
+) -> Evidence:
     """What this call says of each mistake: which ``got`` matches (within the check's tolerance),
     and which of those it tells apart beyond doubt, their output here
     :data:`~grader.feedback.mismatch.FAR` tolerances from the expected value and from every rival's
@@ -72,10 +92,15 @@ def evidence(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: 
     mistakes apart names neither, and needs no answer of its own."""
     live, matched = matches(outputs, got, expected, same)
     preferred = _preferring(prefer)
-    strong = frozenset(mid for mid, outs in matched.items() if any(
-        all(far_apart(o, e, same) for e in expected) and all(far_apart(o, r, same)
-                                                            for r in _rivals(live, mid, preferred))
-        for o in outs))
+    strong = frozenset(
+        mid
+        for mid, outs in matched.items()
+        if any(
+            all(far_apart(o, e, same) for e in expected)
+            and all(far_apart(o, r, same) for r in _rivals(live, mid, preferred))
+            for o in outs
+        )
+    )
     best: dict[str, str] = {}
     for name in {family(mid) for mid in matched}:
         members = [mid for mid in matched if family(mid) == name]
@@ -84,10 +109,15 @@ def evidence(outputs: Outputs, messages: Mapping[str, str], got: Any, expected: 
     return Evidence(frozenset(matched), strong, best, dict(owners or {}))
 
 
-def matches(outputs: Outputs, got: Any, expected: Sequence[Any], same: Same) -> tuple[Outputs, Outputs]:
+def matches(
+    outputs: Outputs, got: Any, expected: Sequence[Any], same: Same
+) -> tuple[Outputs, Outputs]:
     """The outputs of the mistakes that are wrong on this call (none equals an expected value), and
     of those the ones ``got`` matches."""
-    live = {mid: [o for o in outs if not any(coincide(same, o, e) for e in expected)] for mid, outs in outputs.items()}
+    live = {
+        mid: [o for o in outs if not any(coincide(same, o, e) for e in expected)]
+        for mid, outs in outputs.items()
+    }
     matched = {mid: [o for o in outs if _safe(same, got, o)] for mid, outs in live.items()}
     return live, {mid: outs for mid, outs in matched.items() if outs}
 
@@ -111,5 +141,5 @@ def coincide(same: Same, a: Any, b: Any) -> bool:
 def _safe(same: Same, a: Any, b: Any) -> bool:
     try:
         return bool(same(a, b))
-    except Exception:                                    # e.g. a dict against an array
+    except Exception:  # e.g. a dict against an array
         return False

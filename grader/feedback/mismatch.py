@@ -59,7 +59,8 @@ class Evidence:
         return frozenset(family(mid) for mid in self.matched)
 
     def __or__(self, other: "Evidence") -> "Evidence":
-        return Evidence(self.matched | other.matched, self.strong | other.strong, {**self.best, **other.best},
+        return Evidence(self.matched | other.matched, self.strong | other.strong,
+                        {**self.best, **other.best},
                         {**self.owners, **other.owners})
 
 
@@ -83,7 +84,7 @@ def far_apart(a: Any, b: Any, same: Same) -> bool:
         try:
             if wide(x, y):
                 return False
-        except Exception:                                # e.g. a dict against an array: nothing alike
+        except Exception:                # e.g. a dict against an array: nothing alike
             pass
     return True
 
@@ -190,7 +191,7 @@ class Mismatch(AssertionError):
         self.what, self.wrong, self._detail = what, wrong, detail
         self.arrays = dict(arrays or {})
         self.diagnosis: Diagnosis | None = None
-        self.evidence: Evidence | None = None             # what the catalogue's calls weighed (None: none asked)
+        self.evidence: Evidence | None = None   # what the catalogue's calls weighed (None: none)
         super().__init__(what)
 
     @property

@@ -112,13 +112,14 @@ class Catalogue:
     :param variants: the catalogue module (defines ``MISTAKES``); ``search`` is put on ``sys.path`` to import it.
     """
 
-    def __init__(self, data: Path | None = None, variants: Path | None = None, search: Sequence[Path] = (),
+    def __init__(self, data: Path | None = None, variants: Path | None = None,
+                 search: Sequence[Path] = (),
                  problems: Mapping[str, str] | None = None):
         self._data_path = data if data is not None and data.is_file() else None
         self._variants_path = variants if variants is not None and variants.is_file() else None
         self._search = tuple(search)
         self._computed: dict[str, Outputs] = {}
-        self.problems: dict[str, str] = dict(problems or {})   # function, module or problem -> its problem
+        self.problems: dict[str, str] = dict(problems or {})   # function, module -> its problem
 
     @classmethod
     def for_course(cls, course) -> "Catalogue":
@@ -178,13 +179,15 @@ class Catalogue:
                 self._computed[key] = decode(self._data["calls"].get(key, {}))
         return self._computed[key]
 
-    def raised(self, function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> frozenset[str]:
+    def raised(self, function: str, args: Sequence[Any],
+               kwargs: Mapping[str, Any]) -> frozenset[str]:
         """The mistakes of ``function`` whose every variant raises on this call (live, else as
         stored)."""
         if self._variants_path is None:
             return frozenset(self._data.get("raised", {}).get(call_key(function, args, kwargs), ()))
         gave = self.outputs(function, args, kwargs)
-        return frozenset(m.id for m in self.mistakes if m.variants.get(function) and m.id not in gave)
+        return frozenset(m.id for m in self.mistakes
+                         if m.variants.get(function) and m.id not in gave)
 
     def diagnose(self, function: str, *args: Any, **kwargs: Any) -> "Call":
         """The known mistakes on the student's ``function(*args, **kwargs)``: a
@@ -214,7 +217,8 @@ class Call:
         return self.catalogue.outputs(self.function, self.args, self.kwargs)
 
     def __call__(self, got: Any, expected: Sequence[Any], same: Same) -> Diagnosis | None:
-        return unique_match(self.outputs(), self.catalogue.messages, got, expected, same, prefer=self._own())
+        return unique_match(self.outputs(), self.catalogue.messages, got, expected, same,
+                            prefer=self._own())
 
     def evidence(self, got: Any, expected: Sequence[Any], same: Same) -> Evidence:
         """What this call says of each mistake (:func:`grader.feedback.matching.evidence`)."""
@@ -229,7 +233,8 @@ class Call:
         """What the student's function raising on this call says: the mistakes whose variants raise
         here too (:func:`grader.feedback.compare.raising`) explain it; none tells it apart beyond
         doubt."""
-        return Evidence(self.catalogue.raised(self.function, self.args, self.kwargs), frozenset(), {},
+        return Evidence(self.catalogue.raised(self.function, self.args, self.kwargs), frozenset(),
+                        {},
                         self.catalogue.owners)
 
     def _own(self) -> Prefer:

@@ -111,9 +111,10 @@ def _failure(test: Mapping, data: Mapping, shown: set[tuple[str, str]],
     elif diagnosis is not None:
         shown.add((test["diagnosis"], diagnosis))
         box = "new"
-    return {"group": False, "name": test["name"], "hidden": test["visibility"] != "visible", "box": box,
-            "diagnosis": diagnosis,
-            "explains": explains.get((test["problem"], diagnosis or ""), []) if box == "new" else [],
+    return {"group": False, "name": test["name"], "hidden": test["visibility"] != "visible",
+            "box": box, "diagnosis": diagnosis,
+            "explains": explains.get((test["problem"], diagnosis or ""), []) if box == "new"
+            else [],
             "rest": rest, "diff": _diff_maps(data) if "expected" in data and "got" in data else None}
 
 
@@ -137,7 +138,8 @@ def _failures(tests: list[Mapping], feedback: Mapping[tuple[str, str], Mapping])
             articles.append(_group(group))
         else:
             t = group[0]
-            articles.append(_failure(t, feedback.get((t["problem"], t["name"]), {}), shown, explains))
+            data = feedback.get((t["problem"], t["name"]), {})
+            articles.append(_failure(t, data, shown, explains))
     return articles
 
 

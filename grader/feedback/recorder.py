@@ -2,6 +2,7 @@
 every call the suites ask the catalogue about while they grade the reference; :func:`precompute`
 stores the mistakes' outputs on those calls for a student's copy (which has no solutions);
 :func:`coincidences` tells the course's author which mistakes a test's inputs cannot tell apart."""
+
 from __future__ import annotations
 
 import copy
@@ -29,8 +30,13 @@ class Recorder(Catalogue):
     check, pass or fail): what :func:`coincidences` needs to say which mistakes the suites' inputs
     cannot tell apart."""
 
-    def __init__(self, data: Path | None = None, variants: Path | None = None,
-                 search: Sequence[Path] = (), problems: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        data: Path | None = None,
+        variants: Path | None = None,
+        search: Sequence[Path] = (),
+        problems: Mapping[str, str] | None = None,
+    ):
         super().__init__(data, variants, search, problems)
         self.calls: dict[str, tuple[str, tuple, dict]] = {}
         self.origins: dict[str, set[tuple[str, str]]] = {}
@@ -62,8 +68,11 @@ def _test_frame() -> tuple[str, str]:
     return (frame.f_code.co_filename, frame.f_code.co_name) if frame is not None else ("", "")
 
 
-def coincidences(recorder: Recorder, reference: Callable[[str, tuple, dict], Any],
-                 where: Callable[[str, str], str] = lambda path, name: name) -> list[str]:
+def coincidences(
+    recorder: Recorder,
+    reference: Callable[[str, tuple, dict], Any],
+    where: Callable[[str, str], str] = lambda path, name: name,
+) -> list[str]:
     """One line for each group of a problem's own mistakes that give the same output, within the
     check's own tolerance, on a test's inputs (and differ from the reference's there): that test can
     name none of them, and another test must tell them apart (``grade release`` says so to the
@@ -75,18 +84,25 @@ def coincidences(recorder: Recorder, reference: Callable[[str, tuple, dict], Any
     owners = recorder.owners
     for key, (function, args, kwargs) in sorted(recorder.calls.items()):
         same = recorder.tolerances.get(key)
-        if same is None:                                     # a check never reached (the call raised first)
+        if same is None:  # a check never reached (the call raised first)
             continue
         right = reference(function, args, kwargs)
         home = recorder.problems.get(function)
-        outputs = {mid: outs for mid, outs in run_variants(recorder.mistakes, function, args, kwargs).items()
-                   if owners.get(family(mid)) == home}
+        outputs = {
+            mid: outs
+            for mid, outs in run_variants(recorder.mistakes, function, args, kwargs).items()
+            if owners.get(family(mid)) == home
+        }
         live, _ = matches(outputs, right, [right], same)
         live = {mid: outs for mid, outs in live.items() if outs}
         groups: list[set[str]] = []
         for mid, outs in live.items():
-            joined = {family(mid)} | {family(other) for other, theirs in live.items() if family(other) != family(mid)
-                                      and any(coincide(same, a, b) for a in outs for b in theirs)}
+            joined = {family(mid)} | {
+                family(other)
+                for other, theirs in live.items()
+                if family(other) != family(mid)
+                and any(coincide(same, a, b) for a in outs for b in theirs)
+            }
             if len(joined) > 1:
                 for group in [g for g in groups if g & joined]:
                     groups.remove(group)
@@ -94,13 +110,19 @@ def coincidences(recorder: Recorder, reference: Callable[[str, tuple, dict], Any
                 groups.append(joined)
         tests = sorted({where(path, name) for path, name in recorder.origins.get(key, ())})
         for group in groups:
-            lines.append(f"{', '.join(tests) or function}: {' = '.join(sorted(group))} "
-                         f"(the same output of {function}() on its inputs: it cannot tell them apart)")
+            lines.append(
+                f"{', '.join(tests) or function}: {' = '.join(sorted(group))} "
+                f"(the same output of {function}() on its inputs: it cannot tell them apart)"
+            )
     return sorted(set(lines))
 
 
-def precompute(catalogue: Sequence[Mistake], calls: Mapping[str, tuple[str, tuple, dict]],
-               reference: Callable[[str, tuple, dict], Any], owners: Mapping[str, str] | None = None) -> dict:
+def precompute(
+    catalogue: Sequence[Mistake],
+    calls: Mapping[str, tuple[str, tuple, dict]],
+    reference: Callable[[str, tuple, dict], Any],
+    owners: Mapping[str, str] | None = None,
+) -> dict:
     """The JSON data for ``feedback.mistakes_data`` (what a release carries): messages, each
     mistake's problem (``owners``), and for each call the outputs of the variants that differ from
     the reference's own output (the others are never a diagnosis) and the mistakes whose variants
@@ -116,14 +138,20 @@ def precompute(catalogue: Sequence[Mistake], calls: Mapping[str, tuple[str, tupl
         failed = sorted(m.id for m in catalogue if m.variants.get(function) and m.id not in gave)
         if failed:
             raised[key] = failed
-    return {"messages": {m.id: m.message for m in catalogue}, "owners": dict(owners or {}), "calls": stored,
-            "raised": raised}
+    return {
+        "messages": {m.id: m.message for m in catalogue},
+        "owners": dict(owners or {}),
+        "calls": stored,
+        "raised": raised,
+    }
 
 
 def _identical(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         try:
-            return np.array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True)
+            return np.array_equal(
+                np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True
+            )
         except (TypeError, ValueError):
             return False
     return type(a) is type(b) and a == b

@@ -151,17 +151,13 @@ class Trace:
         wrong = {f: tuple(i for i, s in enumerate(self.steps) if s.function == f and not s.matches)
                  for f in functions}
         near = {f for f in functions if not wrong[f] and any(
-            s.function == f and not s.unread and not same_array(s.yours, s.reference, rtol=NEAR, atol=0.0)
+            s.function == f and not s.unread
+            and not same_array(s.yours, s.reference, rtol=NEAR, atol=0.0)
             for s in self.steps)}
-        ran = {f: tuple(dict.fromkeys(c for s in self.steps if s.function == f for c in s.calls)) for f in functions}
-        return [Verdict(f, wrong[f], tuple(c for c in ran[f] if wrong.get(c)), tuple(c for c in ran[f] if c in near))
-                for f in functions]
-
-    def carried(self, step: Step) -> tuple[str, ...]:
-        """The student's own components of another problem that ``step`` ran with (a release) and
-        that differ at their own steps: ``step`` may be only carrying their difference."""
-        wrong = {v.function for v in self.verdicts() if v.steps}
-        return tuple(c for c in step.own if c in wrong)
+        ran = {f: tuple(dict.fromkeys(c for s in self.steps if s.function == f for c in s.calls))
+               for f in functions}
+        return [Verdict(f, wrong[f], tuple(c for c in ran[f] if wrong.get(c)),
+                        tuple(c for c in ran[f] if c in near)) for f in functions]
 
 
 def case_key(case: dict) -> str:
@@ -247,17 +243,18 @@ def run(course: Course, folder: Path, case: dict, cases: Mapping[str, list[dict]
     home = {f: phase for phase in phases if phase.reference for p in course.problems
             if p.name in phase.problems for f in p.functions}
     with ExitStack() as stack:
-        own = Student(stack.enter_context(Worker(folder, course.limits, modules=course.modules)), course.functions,
-                      course.limits)
+        own = Student(stack.enter_context(Worker(folder, course.limits, modules=course.modules)),
+                      course.functions, course.limits)
         started: dict[int, Student] = {}
 
         def yours(function: str) -> tuple[Student, tuple[str, ...], tuple[str, ...]]:
             """The student whose ``function`` a step runs ("yours"), the functions it calls that are
             the student's own there, and those of them that are another problem's."""
-            theirs = tuple(c for c in calls.get(function, ()) if problem_of.get(c) == problem_of.get(function))
+            theirs = tuple(c for c in calls.get(function, ())
+                           if problem_of.get(c) == problem_of.get(function))
             others = tuple(c for c in calls.get(function, ()) if c not in theirs)
             phase = home.get(function)
-            if phase is None:                            # no reference here (a release), or none needed
+            if phase is None:                # no reference here (a release), or none needed
                 return own, tuple(calls.get(function, ())), others
             if id(phase) not in started:
                 worker = stack.enter_context(Worker(folder, course.limits, modules=phase.modules,
@@ -297,8 +294,8 @@ def _compute(compute: Callable, student: Student, values: Mapping, function: str
         return None, f"{function or 'your code'}() returned {type(value).__name__}, not numbers"
 
 
-def _steps(yours: Callable[[str], tuple[Student, tuple[str, ...], tuple[str, ...]]], student: Student, specs: list,
-           reference: list[dict]) -> Iterable[Step]:
+def _steps(yours: Callable[[str], tuple[Student, tuple[str, ...], tuple[str, ...]]],
+           student: Student, specs: list, reference: list[dict]) -> Iterable[Step]:
     """Each step from the reference's earlier values (its function run by ``yours(function)``'s
     student) and from the student's own (``student``: every module theirs)."""
     given, own = _Values(), _Values()
@@ -317,4 +314,5 @@ def _steps(yours: Callable[[str], tuple[Student, tuple[str, ...], tuple[str, ...
         given[key] = expected
         if chain is not None:
             own[key] = chain
-        yield Step(name, function, expected, value, chain, error, chain_error, calls, others, unread)
+        yield Step(name, function, expected, value, chain, error, chain_error, calls, others,
+                   unread)

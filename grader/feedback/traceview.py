@@ -97,22 +97,29 @@ def _fitted(console: "Console", step: Step, lines: list, decimals: int) -> tuple
     return table, f"columns {start + 1} to {start + shown} of {width} shown{which}; a wider terminal shows more"
 
 
+def _carried(trace: Trace, step: Step) -> tuple[str, ...]:
+    """The student's own components of another problem that ``step`` ran with (a release) and that
+    differ at their own steps: ``step`` may be only carrying their difference."""
+    wrong = {v.function for v in trace.verdicts() if v.steps}
+    return tuple(c for c in step.own if c in wrong)
+
+
 def _step_header(i: int, step: Step, trace: Trace | None = None) -> str:
     from rich.markup import escape
 
     who = f" · {escape(step.function)}()" if step.function else ""
-    carried = trace.carried(step) if trace is not None else ()
+    carried = _carried(trace, step) if trace is not None else ()
     if step.unread:
         verdict = "[yellow]not judged: these cannot be read off your function (see below)[/]"
     elif not step.matches:
         rows = step.rows_off()
         verdict = f"[red]✗ token{'s' * (len(rows) > 1)} {', '.join(str(r + 1) for r in rows)}[/]"
-        if carried:                                      # a release: its own components ran here, not the course's
+        if carried:                  # a release: its own components ran here, not the course's
             one = len(carried) == 1
-            verdict += (f" [yellow](computed with your own {escape(_names(carried))}, a release having no reference "
-                        f"to run {'it' if one else 'them'} with; {'it differs' if one else 'they differ'} at "
-                        f"{'its' if one else 'their'} own step{'' if one else 's'}, which may be all this step "
-                        "carries)[/]")
+            verdict += (f" [yellow](computed with your own {escape(_names(carried))}, a release "
+                        f"having no reference to run {'it' if one else 'them'} with; "
+                        f"{'it differs' if one else 'they differ'} at {'its' if one else 'their'} "
+                        f"own step{'' if one else 's'}, which may be all this step carries)[/]")
     elif not step.chain_matches:
         verdict = "[green]✓[/] [yellow](your chain ✗: carried from an earlier step)[/]"
     else:
@@ -208,8 +215,9 @@ def blind_spot(trace: Trace) -> str:
         if fault.get("see"):
             sees = f"`grade trace --case {fault['see']}` sees it"
         elif fault.get("tests"):
-            sees = (f"no case of this example does; the public test{'s' * (len(fault['tests']) > 1)} "
-                    f"{', '.join(fault['tests'])} {'do' if len(fault['tests']) > 1 else 'does'} (`grade check`)")
+            many = len(fault["tests"]) > 1
+            sees = (f"no case of this example does; the public test{'s' * many} "
+                    f"{', '.join(fault['tests'])} {'do' if many else 'does'} (`grade check`)")
         else:
             sees = "no case of this example does, nor a public test: the hidden tests do"
         lines.append(f"It cannot see {fault['fault']} ({fault['because']}): {sees}.")

@@ -96,7 +96,7 @@ def assert_float(got: Any, expected: float, *, what: str, tol: Tolerance = FLOAT
         a, b = float(a), float(b)
         return a == b or abs(a - b) <= tol.allowed(b)
 
-    def loose(a: Any, b: Any) -> bool:          # FAR tolerances: what tells two values apart beyond doubt
+    def loose(a: Any, b: Any) -> bool:      # FAR tolerances: what tells two values apart for sure
         return same(a, b) or (_real(a) and _real(b)
                               and abs(float(a) - float(b)) <= FAR * tol.allowed(float(b)))
 

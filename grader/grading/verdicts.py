@@ -113,8 +113,8 @@ class Verdicts:
         self.feedback: dict[str, dict] = {}
         self.figures: dict[str, Figures] = {}
         self._failed: dict[str, tuple[Mismatch, bool, str, str]] = {}   # the failed checks: to name again
-        self._silenced: set[str] = set()                 # tests run with a student's component that failed
-        self._raised: dict[str, Evidence] = {}           # tests whose exception known mistakes raise too
+        self._silenced: set[str] = set()     # tests run with a student's component that failed
+        self._raised: dict[str, Evidence] = {}    # tests whose exception known mistakes raise too
 
     def record(self, nodeid: str, exc: BaseException | None, output: str) -> None:
         if nodeid in self.verdicts:
@@ -135,7 +135,8 @@ class Verdicts:
             if isinstance(exc, Mismatch):
                 self.feedback[nodeid] = exc.feedback(public)
                 self._failed[nodeid] = (exc, public, output, note)
-            elif isinstance(exc, StudentError) and exc.kind == "raised" and hasattr(exc, "diagnose"):
+            elif isinstance(exc, StudentError) and exc.kind == "raised" \
+                    and hasattr(exc, "diagnose"):
                 self._raised[nodeid] = exc.diagnose.raising()
         if public and nodeid in self.figures:
             self.feedback.setdefault(nodeid, {})["figures"] = self.figures[nodeid].items
@@ -150,10 +151,11 @@ class Verdicts:
         it."""
         nodeids = [n for n, t in self.tests.items() if t.problem == problem]
         failed = [n for n in nodeids if self.verdicts.get(n, ("error",))[0] != "passed"]
-        # a test not run, a timeout, a crash, a stub, an exception: no mistake's value explains those, unless
-        # the test says which call raised and the mistake raises there too (compare.raising)
-        if any(n in self._silenced or (self.verdicts.get(n, ("error",))[0] == "error" and n not in self._raised)
-               for n in failed):
+        # a test not run, a timeout, a crash, a stub, an exception: no mistake's value explains
+        # those, unless the test says which call raised and the mistake raises there too
+        # (compare.raising)
+        errors = [n for n in failed if self.verdicts.get(n, ("error",))[0] == "error"]
+        if any(n in self._silenced for n in failed) or any(n not in self._raised for n in errors):
             return None
         judged = [self._failed[n][0].evidence for n in failed
                   if n in self._failed and self._failed[n][0].evidence is not None]
@@ -164,7 +166,8 @@ class Verdicts:
         owners = {f: home for e in judged for f, home in e.owners.items()}
         strong = {family(mid) for e in judged for mid in e.strong & common}
         candidates = {family(mid) for mid in common}
-        candidates = {f for f in candidates if owners.get(f, problem) == problem or named.get(owners[f]) == f}
+        candidates = {f for f in candidates
+                      if owners.get(f, problem) == problem or named.get(owners[f]) == f}
         return next(iter(candidates)) if len(candidates) == 1 and candidates <= strong else None
 
     def _diagnose(self) -> None:
@@ -173,7 +176,8 @@ class Verdicts:
         first."""
         uses = {t.problem: len(t.uses) for t in self.tests.values()}
         named: dict[str, str | None] = {}
-        for problem in sorted(dict.fromkeys(t.problem for t in self.tests.values()), key=lambda p: uses[p]):
+        problems = dict.fromkeys(t.problem for t in self.tests.values())
+        for problem in sorted(problems, key=lambda p: uses[p]):
             named[problem] = self._named(problem, named)
         for nodeid, (exc, public, output, note) in self._failed.items():
             mistake, before = named.get(self.tests[nodeid].problem), exc.diagnosis
@@ -182,7 +186,7 @@ class Verdicts:
                     and mistake in evidence.families():
                 exc.diagnosis = Diagnosis(mistake, evidence.best.get(mistake, ""))
             elif before is not None and not before.mistake.startswith("hint."):
-                exc.diagnosis = None                     # the catalogue's per-check guess, not borne out
+                exc.diagnosis = None         # the catalogue's per-check guess, not borne out
             if exc.diagnosis == before:
                 continue
             status, kind, text = verdict(exc, public, output)

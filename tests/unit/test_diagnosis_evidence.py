@@ -15,6 +15,7 @@ diagnoses from the outputs the release stored).
 Two autograde runs (one per assignment, --jobs 2) and two in-process checks of a release: about a
 minute. `pytest -s` prints the figures of each run.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,27 +29,42 @@ import pytest
 from conftest import course_copy, grade, students_copy
 
 NAMED_SHARE = 0.9
-ISSUE = {"the-block": ["gelu_bracket_slip", "mlp_gelu_before_w_1", "ln_eps_as_a_zero_guard",
-                       "block_w_q_and_w_k_swapped"],
-         "the-modern-block": ["gqa_scale_by_w_k_width"]}
+ISSUE = {
+    "the-block": [
+        "gelu_bracket_slip",
+        "mlp_gelu_before_w_1",
+        "ln_eps_as_a_zero_guard",
+        "block_w_q_and_w_k_swapped",
+    ],
+    "the-modern-block": ["gqa_scale_by_w_k_width"],
+}
 
 
 def diagnoses(doc: dict) -> set[str]:
     """The catalogued mistakes a score document names (a test's hint, a fact, is none)."""
-    return {t["diagnosis"] for t in doc["tests"] if t.get("diagnosis") and not t["diagnosis"].startswith("hint.")}
+    return {
+        t["diagnosis"]
+        for t in doc["tests"]
+        if t.get("diagnosis") and not t["diagnosis"].startswith("hint.")
+    }
 
 
 def wrong(students: dict, docs: dict) -> dict[str, set[str]]:
     """Each submission told a mistake it did not make -> those mistakes."""
-    told = {name: diagnoses(doc) - (ef.allowed(students[name]) if name in students else set())
-            for name, doc in docs.items()}
+    told = {
+        name: diagnoses(doc) - (ef.allowed(students[name]) if name in students else set())
+        for name, doc in docs.items()
+    }
     return {name: found for name, found in told.items() if found}
 
 
 def catalogued_failing(students: dict, docs: dict) -> dict[str, ef.Fault]:
     """The catalogued single faults that fail a test here."""
-    return {name: f for name, f in students.items() if isinstance(f, ef.Fault) and f.mistake
-            and docs[name]["score"] < docs[name]["max_score"]}
+    return {
+        name: f
+        for name, f in students.items()
+        if isinstance(f, ef.Fault) and f.mistake and docs[name]["score"] < docs[name]["max_score"]
+    }
 
 
 def named_share(students: dict, docs: dict) -> tuple[float, list[str]]:
@@ -65,9 +81,12 @@ def summary(how: str, assignment: str, students: dict, docs: dict) -> str:
     share, missed = named_share(students, docs)
     failing = len(catalogued_failing(students, docs))
     told = wrong(students, docs)
-    return (f"{assignment} ({how}): wrong diagnoses {len(told)} of {len(students)} submissions "
-            f"({len(uncatalogued)} uncatalogued single faults, {len(ef.PAIRS[assignment])} pairs) {told or ''}; "
-            f"catalogued faults named {failing - len(missed)}/{failing} ({share:.0%}) {missed or ''}")
+    return (
+        f"{assignment} ({how}): wrong diagnoses {len(told)} of {len(students)} submissions "
+        f"({len(uncatalogued)} uncatalogued single faults, {len(ef.PAIRS[assignment])} pairs) "
+        f"{told or ''}; "
+        f"catalogued faults named {failing - len(missed)}/{failing} ({share:.0%}) {missed or ''}"
+    )
 
 
 @pytest.fixture(scope="module", params=list(ef.ASSIGNMENTS))
@@ -75,8 +94,18 @@ def graded(request, tmp_path_factory):
     """(assignment, students, score documents) of one `grade autograde` run."""
     tmp = tmp_path_factory.mktemp(request.param)
     students = ef.write_class(tmp / "subs", request.param)
-    code, output = grade("autograde", "--course", course_copy(), "-a", request.param, tmp / "subs", "--out",
-                         tmp / "out", "--jobs", 2)
+    code, output = grade(
+        "autograde",
+        "--course",
+        course_copy(),
+        "-a",
+        request.param,
+        tmp / "subs",
+        "--out",
+        tmp / "out",
+        "--jobs",
+        2,
+    )
     assert code == 0, output
     docs = {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
     print("\n" + summary("grade autograde", request.param, students, docs))
@@ -115,14 +144,23 @@ def checked(request, tmp_path_factory):
     students = ef.write_class(tmp / "subs", request.param)
     (tmp / "out").mkdir()
     # timeout: a backstop against a hang, not a measurement (quiet: 20 s; 30x margin)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CHECK_ALL), str(tmp / "subs"), str(tmp / "out")],
-                          cwd=release, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CHECK_ALL), str(tmp / "subs"), str(tmp / "out")],
+        cwd=release,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     docs = {p.stem: json.loads(p.read_text()) for p in (tmp / "out").glob("*.json")}
     for name in ISSUE[request.param]:
-        code, output = grade("check", "--path", tmp / "subs" / name, "--json", tmp / f"{name}.json", cwd=release)
+        code, output = grade(
+            "check", "--path", tmp / "subs" / name, "--json", tmp / f"{name}.json", cwd=release
+        )
         assert code == 1, output
-        assert diagnoses(json.loads((tmp / f"{name}.json").read_text())) == diagnoses(docs[name]), name
+        assert diagnoses(json.loads((tmp / f"{name}.json").read_text())) == diagnoses(docs[name]), (
+            name
+        )
     print("\n" + summary("a release's grade check", request.param, students, docs))
     return request.param, students, docs
 
@@ -159,7 +197,9 @@ def test_the_uncatalogued_faults_cost_points_and_the_shapes_none(graded):
             assert doc["score"] == doc["max_score"] and not diagnoses(doc), name
         else:
             assert doc["score"] < doc["max_score"], name
-    assert docs["reference"]["score"] == docs["reference"]["max_score"] and not diagnoses(docs["reference"])
+    assert docs["reference"]["score"] == docs["reference"]["max_score"] and not diagnoses(
+        docs["reference"]
+    )
 
 
 def test_the_issues_examples_fail_and_are_told_nothing_wrong(graded):
@@ -172,4 +212,4 @@ def test_evidence_faults_total_over_forty_uncatalogued_on_both_assignments():
     assert sum(len(uncatalogued) for _, uncatalogued, _ in ef.ASSIGNMENTS.values()) >= 40
     for assignment, (shapes, uncatalogued, catalogued) in ef.ASSIGNMENTS.items():
         for fault in [*uncatalogued.values(), *catalogued.values()]:
-            ef.source(assignment, fault)                # every edit is there to make
+            ef.source(assignment, fault)  # every edit is there to make

@@ -3,6 +3,7 @@ catalogue: a mistake is named only when it explains every failed check of its pr
 input tells it apart from the right answer and from every other mistake by far more than the
 tolerance, and, for a component's mistake, only where the component's own tests found it.
 test_diagnosis_evidence.py measures the same rules on a class of submissions."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +18,7 @@ from grader.feedback.mismatch import FAR, Mismatch
 from grader.feedback.mistakes import Catalogue
 from grader.grading import verdicts as grading
 
-TOL = 1e-3          # every check here: atol 1e-3, rtol 0
+TOL = 1e-3  # every check here: atol 1e-3, rtol 0
 CATALOGUE = '''
 import numpy as np
 from grader.feedback.mistakes import mistake
@@ -64,22 +65,41 @@ def check(catalogue: Catalogue, function: str, x: np.ndarray, got) -> BaseExcept
     try:
         with raising(getattr(catalogue, function)(x)):
             value = got(x) if callable(got) else got
-        assert_close(value, right(function, x), what=f"{function} of x", rtol=0.0, atol=TOL,
-                     diagnose=getattr(catalogue, function)(x))
+        assert_close(
+            value,
+            right(function, x),
+            what=f"{function} of x",
+            rtol=0.0,
+            atol=TOL,
+            diagnose=getattr(catalogue, function)(x),
+        )
     except (Mismatch, StudentError) as err:
         return err
     return None
 
 
-def named(catalogue: Catalogue, checks: dict[str, tuple[str, np.ndarray, object]],
-          students_norm: bool = False) -> dict[str, str]:
+def named(
+    catalogue: Catalogue,
+    checks: dict[str, tuple[str, np.ndarray, object]],
+    students_norm: bool = False,
+) -> dict[str, str]:
     """Each check run as one test of its problem, in order, graded together: test -> the mistake its
     result names ("" for none). The block uses the norm: the course's, as grading runs it, or with
     ``students_norm`` the student's own, as grade check does."""
-    tests = {name: grading.Test(name, function, function, 1.0, "visible", True, False,
-                                ("norm",) if function == "block" else (),
-                                ("norm",) if function == "block" and not students_norm else ())
-             for name, (function, _, _) in checks.items()}
+    tests = {
+        name: grading.Test(
+            name,
+            function,
+            function,
+            1.0,
+            "visible",
+            True,
+            False,
+            ("norm",) if function == "block" else (),
+            ("norm",) if function == "block" and not students_norm else (),
+        )
+        for name, (function, _, _) in checks.items()
+    }
     verdicts = grading.Verdicts(tests)
     for name, (function, x, got) in checks.items():
         verdicts.record(name, check(catalogue, function, x, got), "")
@@ -113,14 +133,18 @@ def test_an_input_that_gives_two_mistakes_the_same_output_names_neither(catalogu
 def test_a_mistake_is_named_only_where_it_explains_every_failed_check_of_its_problem(catalogue):
     both = {"one": ("norm", ROW, ROW + 0.5), "two": ("norm", ROW[:2], ROW[:2] + 0.125)}
     assert named(catalogue, both) == {"one": "", "two": ""}
-    both["two"] = ("norm", ROW[:2], ROW[:2])                       # passes: norm.far explains every failure
-    assert named(catalogue, {**both, "three": ("norm", 2 * ROW, 2 * ROW + 0.5)}) == \
-        {"one": "norm.far", "two": "", "three": "norm.far"}
+    both["two"] = ("norm", ROW[:2], ROW[:2])  # passes: norm.far explains every failure
+    assert named(catalogue, {**both, "three": ("norm", 2 * ROW, 2 * ROW + 0.5)}) == {
+        "one": "norm.far",
+        "two": "",
+        "three": "norm.far",
+    }
 
 
 def test_an_exception_is_explained_only_by_the_mistakes_that_raise_there_too(catalogue):
     """norm.far raises on a 2-row input: a norm that raises there and is half a unit off on a row is
     norm.far; a norm that raises on one row (where norm.far does not) is named nothing."""
+
     def far(x):
         if x.ndim != 1:
             raise StudentError("raised", "norm() raised ValueError")
@@ -131,19 +155,27 @@ def test_an_exception_is_explained_only_by_the_mistakes_that_raise_there_too(cat
 
     checks = {"row": ("norm", ROW, far), "rows": ("norm", ROWS, far)}
     assert named(catalogue, checks) == {"row": "norm.far", "rows": ""}
-    assert named(catalogue, {"row": ("norm", ROW, ROW + 0.5), "again": ("norm", 2 * ROW, raises)}) == \
-        {"row": "", "again": ""}
+    assert named(
+        catalogue, {"row": ("norm", ROW, ROW + 0.5), "again": ("norm", 2 * ROW, raises)}
+    ) == {"row": "", "again": ""}
 
 
-def test_a_components_mistake_is_named_in_another_problem_only_where_its_own_tests_found_it(catalogue):
+def test_a_components_mistake_is_named_in_another_problem_only_where_its_own_tests_found_it(
+    catalogue,
+):
     """The block's output matches norm.far's block (2x + 0.5) and nothing of the block's own: while
     the norm's own tests pass, it is named nowhere (the block may make a mistake of its own that
     looks like it); once they find norm.far, the block's test names it too. A block's own mistake is
     named as usual."""
     block = ("block", ROW, 2 * ROW + 0.5)
-    assert named(catalogue, {"norm": ("norm", ROWS, ROWS), "block": block}) == {"block": "", "norm": ""}
-    assert named(catalogue, {"norm": ("norm", ROW, ROW + 0.5), "block": block}) == \
-        {"block": "norm.far", "norm": "norm.far"}
+    assert named(catalogue, {"norm": ("norm", ROWS, ROWS), "block": block}) == {
+        "block": "",
+        "norm": "",
+    }
+    assert named(catalogue, {"norm": ("norm", ROW, ROW + 0.5), "block": block}) == {
+        "block": "norm.far",
+        "norm": "norm.far",
+    }
     assert named(catalogue, {"block": ("block", ROW, 2 * ROW + 0.25)}) == {"block": "block.own"}
 
 
@@ -152,4 +184,7 @@ def test_a_test_run_with_a_failing_component_of_the_students_names_nothing(catal
     block's output may be only the norm's fault, and the block's own mistake is not named there."""
     checks = {"norm": ("norm", ROW, ROW + 0.5), "block": ("block", ROW, 2 * ROW + 0.25)}
     assert named(catalogue, checks, students_norm=True) == {"block": "", "norm": "norm.far"}
-    assert named(catalogue, checks) == {"block": "block.own", "norm": "norm.far"}     # with the course's norm
+    assert named(catalogue, checks) == {
+        "block": "block.own",
+        "norm": "norm.far",
+    }  # with the course's norm

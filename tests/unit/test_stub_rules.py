@@ -2,6 +2,7 @@
 function whose suites accept a float32 input's output as float32 or float64 (on purpose: NumPy 2
 promotes float32 times a float64 scalar, NumPy 1 did not) says so in its stub, and no stub promises
 "float32 in, float32 out" or "the same dtype"."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,12 @@ from conftest import PROJECT
 
 from grader.course.manifest import load
 
-ASSIGNMENTS = [a["assignment"] for a in json.loads((PROJECT / "course.json").read_text())["assignments"]]
-DTYPE_RULE = re.compile(r"np\.float32,\s*np\.float64")          # assert_array(..., (np.float32, np.float64))
+ASSIGNMENTS = [
+    a["assignment"] for a in json.loads((PROJECT / "course.json").read_text())["assignments"]
+]
+DTYPE_RULE = re.compile(
+    r"np\.float32,\s*np\.float64"
+)  # assert_array(..., (np.float32, np.float64))
 CALLED = re.compile(r"student\.(\w+)\(|call_with_inputs\(\s*\"(\w+)\"")
 
 
@@ -54,7 +59,11 @@ def dtype_tested(assignment: str) -> dict[str, list[str]]:
 def test_every_function_whose_tests_accept_float64_for_float32_says_so(assignment):
     docs, tested = stub_docstrings(assignment), dtype_tested(assignment)
     assert tested, "no test checks the float32 rule: the scan finds nothing"
-    silent = {name: tests for name, tests in tested.items() if "float32 or float64" not in docs.get(name, "")}
+    silent = {
+        name: tests
+        for name, tests in tested.items()
+        if "float32 or float64" not in docs.get(name, "")
+    }
     assert not silent, f"stubs that do not say float32 input may give float32 or float64: {silent}"
 
 
@@ -62,7 +71,7 @@ def test_every_function_whose_tests_accept_float64_for_float32_says_so(assignmen
 def test_no_stub_promises_float32_out_or_the_same_dtype(assignment):
     for name, doc in stub_docstrings(assignment).items():
         assert not re.search(r"keep (its|the) dtype|\(and dtype\)|same dtype", doc), (name, doc)
-        for clause in re.split(r"[;:]|\. ", doc):                      # a clause about float32 names float64 too
+        for clause in re.split(r"[;:]|\. ", doc):  # a clause about float32 names float64 too
             if "float32" in clause:
                 assert "float64" in clause, (name, clause)
 
@@ -71,5 +80,10 @@ def test_no_stub_promises_float32_out_or_the_same_dtype(assignment):
 def test_no_test_that_accepts_float64_is_named_float32_out(assignment):
     """A failed test's name is what a student reads first: one that accepts float64 does not promise
     float32."""
-    named = [test for tests in dtype_tested(assignment).values() for test in tests if "float32_out" in test]
+    named = [
+        test
+        for tests in dtype_tested(assignment).values()
+        for test in tests
+        if "float32_out" in test
+    ]
     assert not named, named
