@@ -51,6 +51,11 @@ def cases():
                            "random": random}
 
 
+def fault(what, because, see=None, tests=()):
+    """One fault a case cannot see (cannot_check's ``faults``)."""
+    return {"fault": what, "because": because, "see": see, "tests": list(tests)}
+
+
 def cannot_check(random=False, no_attention=False, **case):
     """What a case cannot check, for `grade trace` to say, or None: ``because`` (its degenerate
     weights), ``what`` (the parts of the code they hide), ``see`` (a case that can: ``grade trace
@@ -60,24 +65,23 @@ def cannot_check(random=False, no_attention=False, **case):
     only the hidden tests do)."""
     faults = []
     if not random:
-        faults += [{"fault": "W_q and W_k swapped, in attention or as block() passes them (scores k @ q.T)",
-                    "because": "W_q = W_k = I: q and k are the same", "see": "random"},
-                   {"fault": "scores divided by sqrt(d_model), or heads split, merged or scaled wrongly",
-                    "because": "one head: d_head = d_model", "see": "random"},
-                   {"fault": "a forgotten or transposed W_o", "because": "W_o = I", "see": "random"},
-                   {"fault": "gamma and beta ignored, swapped or given to the wrong LayerNorm",
-                    "because": "gamma = 1 and beta = 0", "see": "random"}]
+        faults += [fault("W_q and W_k swapped, in attention or as block() passes them "
+                         "(scores k @ q.T)", "W_q = W_k = I: q and k are the same", "random"),
+                   fault("scores divided by sqrt(d_model), or heads split, merged or scaled "
+                         "wrongly", "one head: d_head = d_model", "random"),
+                   fault("a forgotten or transposed W_o", "W_o = I", "random"),
+                   fault("gamma and beta ignored, swapped or given to the wrong LayerNorm",
+                         "gamma = 1 and beta = 0", "random")]
     if not no_attention:
-        faults.append({"fault": "use_attention=False ignored", "because": "attention is on here",
-                       "see": "no_attention"})
-    faults += [{"fault": "a softmax without the max subtracted", "because": "its scores stay small: exp never "
-                "overflows", "see": None, "tests": []},
-               {"fault": "a LayerNorm whose axis follows the input's shape", "because": "x is 5 × 4, never square",
-                "see": None, "tests": ["test_a_square_input_is_normalised_row_by_row"]},
-               {"fault": "a GELU that overflows for large |x|", "because": "its values stay small", "see": None,
-                "tests": []},
-               {"fault": "a mistake in count_params()", "because": "the example counts no parameters", "see": None,
-                "tests": ["test_gpt2_small_block_768_12", "test_llama_default_d_ff_at_2048_rounds_to_the_nearest"]}]
+        faults.append(fault("use_attention=False ignored", "attention is on here", "no_attention"))
+    faults += [fault("a softmax without the max subtracted",
+                     "its scores stay small: exp never overflows"),
+               fault("a LayerNorm whose axis follows the input's shape",
+                     "x is 5 × 4, never square", tests=["test_a_square_input_is_normalised_row_by_row"]),
+               fault("a GELU that overflows for large |x|", "its values stay small"),
+               fault("a mistake in count_params()", "the example counts no parameters",
+                     tests=["test_gpt2_small_block_768_12",
+                            "test_llama_default_d_ff_at_2048_rounds_to_the_nearest"])]
     if random:
         return {"faults": faults}
     return {"because": "W_o = I, gamma = 1, beta = 0 and one head", "see": "random",
@@ -120,13 +124,15 @@ def weights_read_off(read):  # (n, n) -> (n, n)
     :class:`Unreadable` says so and why, and the step is not judged (step a = ... judges attention
     as a whole)."""
     sums = read.sum(axis=1) if read.ndim == 2 else np.array([np.nan])
-    if read.ndim != 2 or not np.isfinite(read).all() or (read < -1e-9).any() or (read > 1 + 1e-9).any() \
+    outside = (read < -1e-9).any() or (read > 1 + 1e-9).any()
+    if read.ndim != 2 or not np.isfinite(read).all() or outside \
             or not np.allclose(sums, 1.0, rtol=0, atol=1e-6):
         seen = ", ".join(f"{v:.3g}" for v in sums[:5]) + (", ..." if sums.size > 5 else "")
-        raise Unreadable(f"these are not attention weights (the rows of what came back sum to {seen}, not 1, or "
-                         f"hold values outside [0, 1]): your attention() does not pass the values through W_v and "
-                         f"W_o as given (v = u @ W_v, output @ W_o), so its weights cannot be read off it here; "
-                         f"the step after them judges attention() as a whole")
+        raise Unreadable(f"these are not attention weights (the rows of what came back sum to "
+                         f"{seen}, not 1, or hold values outside [0, 1]): your attention() does "
+                         "not pass the values through W_v and W_o as given (v = u @ W_v, output @ "
+                         "W_o), so its weights cannot be read off it here; the step after them "
+                         f"judges attention() as a whole")
     return read
 
 

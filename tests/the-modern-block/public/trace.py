@@ -52,28 +52,34 @@ CASES = {"row_x10": "a token number 1 to 5: its embedding times 10 first",
          "random": "true: random weights (a fixed seed), 4 query heads, 2 K/V heads, gains set"}
 
 
+def fault(what, because, see=None, tests=()):
+    """One fault a case cannot see (cannot_check's ``faults``)."""
+    return {"fault": what, "because": because, "see": see, "tests": list(tests)}
+
+
 def cannot_check(random=False, no_attention=False, **case):
     """What a case cannot check, for `grade trace` to say, or None; ``faults``: each fault the case
     cannot see, ``because`` why, ``see`` the case that shows it (None: no case of this example;
     ``tests`` then names the public tests that do, or none: only the hidden tests do)."""
     faults = []
     if not random:
-        faults += [{"fault": "K/V heads shared out wrongly (tiled, or every query head on K/V head 0)",
-                    "because": "one K/V head: every query head reads it", "see": "random"},
-                   {"fault": "scores divided by the square root of W_k's width, not d_head's",
-                    "because": "one K/V head: W_k is d_head wide", "see": "random"},
-                   {"fault": "gain_1 and gain_2 ignored, swapped or given to the wrong RMSNorm",
-                    "because": "the default gains, ones", "see": "random"}]
+        faults += [fault("K/V heads shared out wrongly (tiled, or every query head on K/V head 0)",
+                         "one K/V head: every query head reads it", "random"),
+                   fault("scores divided by the square root of W_k's width, not d_head's",
+                         "one K/V head: W_k is d_head wide", "random"),
+                   fault("gain_1 and gain_2 ignored, swapped or given to the wrong RMSNorm",
+                         "the default gains, ones", "random")]
     if not no_attention:
-        faults.append({"fault": "use_attention=False ignored", "because": "attention is on here",
-                       "see": "no_attention"})
-    faults += [{"fault": "eps missing or outside the square root in rmsnorm()", "because": "its rows are far from "
-                "zero", "see": None, "tests": ["test_rmsnorm_gain_and_rows_that_tell_the_mean_and_eps",
-                                              "test_rmsnorm_eps_goes_inside_the_square_root"]},
-               {"fault": "swiglu_width() rounded another way for d >= 256", "because": "d = 8: 8 d // 3",
-                "see": None, "tests": ["test_swiglu_width_2048_rounds_to_the_nearest"]},
-               {"fault": "a mistake in count_model()", "because": "the example counts no parameters", "see": None,
-                "tests": ["test_course_block_at_d_4096_32_heads_8_kv_heads", "test_tied_output_is_not_counted_again"]}]
+        faults.append(fault("use_attention=False ignored", "attention is on here", "no_attention"))
+    faults += [fault("eps missing or outside the square root in rmsnorm()",
+                     "its rows are far from zero", tests=["test_rmsnorm_gain_and_rows_that_tell_the_mean_and_eps",
+                            "test_rmsnorm_eps_goes_inside_the_square_root"]),
+               fault("swiglu_width() rounded another way for d >= 256", "d = 8: 8 d // 3",
+                     tests=["test_swiglu_width_2048_rounds_to_the_nearest"]),
+               fault("a mistake in count_model()", "the example counts no parameters",
+                     tests=["test_course_block_at_d_4096_32_heads_8_kv_heads",
+                            "test_default_d_ff_at_2048_rounds_to_the_nearest",
+                            "test_tied_output_is_not_counted_again"])]
     if random:
         return {"faults": faults}
     return {"because": "one K/V head and the default gains", "see": "random",
@@ -113,13 +119,15 @@ def weights_read_off(read):  # (n, n) -> (n, n)
     weights: :class:`Unreadable` says so and why, and the step is not judged (step a = ... judges
     gqa_attention as a whole)."""
     sums = read.sum(axis=1) if read.ndim == 2 else np.array([np.nan])
-    if read.ndim != 2 or not np.isfinite(read).all() or (read < -1e-9).any() or (read > 1 + 1e-9).any() \
+    outside = (read < -1e-9).any() or (read > 1 + 1e-9).any()
+    if read.ndim != 2 or not np.isfinite(read).all() or outside \
             or not np.allclose(sums, 1.0, rtol=0, atol=1e-6):
         seen = ", ".join(f"{v:.3g}" for v in sums[:5]) + (", ..." if sums.size > 5 else "")
-        raise Unreadable(f"these are not attention weights (the rows of what came back sum to {seen}, not 1, or "
-                         f"hold values outside [0, 1]): your gqa_attention() does not pass the values through W_v and "
-                         f"W_o as given (v = u @ W_v, output @ W_o), so its weights cannot be read off it here; "
-                         f"the step after them judges gqa_attention() as a whole")
+        raise Unreadable(f"these are not attention weights (the rows of what came back sum to "
+                         f"{seen}, not 1, or hold values outside [0, 1]): your gqa_attention() "
+                         "does not pass the values through W_v and W_o as given (v = u @ W_v, output @ "
+                         "W_o), so its weights cannot be read off it here; the step after them "
+                         f"judges gqa_attention() as a whole")
     return read
 
 
