@@ -352,10 +352,12 @@ MISTAKES = [
             block=blocks(second_norm=1)),
     mistake("mlp.no_gelu", "this matches an MLP without GELU, u @ W_1 @ W_2: apply gelu between the two products",
             mlp=mlp_no_gelu, block=blocks(mlp=mlp_no_gelu)),
-    # mlp's own: a ReLU written into it (its gelu() may be right): gelu.relu is named only where gelu's tests find it
-    mistake("mlp.relu", "this matches an MLP with ReLU in place of GELU, max(u @ W_1, 0) @ W_2: call gelu between "
-            "the two products, gelu(u @ W_1) @ W_2",
-            mlp=partial(mlp_with, gelu=gelu_relu), block=blocks(mlp=partial(mlp_with, gelu=gelu_relu))),
+    # mlp's own: a ReLU written into it (its gelu() may be right); gelu.relu is named only where
+    # gelu's own tests find it
+    mistake("mlp.relu", "this matches an MLP with ReLU in place of GELU, max(u @ W_1, 0) @ W_2: "
+            "call gelu between the two products, gelu(u @ W_1) @ W_2",
+            mlp=partial(mlp_with, gelu=gelu_relu),
+            block=blocks(mlp=partial(mlp_with, gelu=gelu_relu))),
     # parameter counts
     mistake("params.no_bias", "this matches GPT-2 counts without the linear layers' biases: count a bias of d for each "
             "of W_q, W_k, W_v, W_o, one of d_ff for W_1 and one of d for W_2",

@@ -154,9 +154,10 @@ MISTAKES = [
     mistake("model.tied_twice", "this matches a tied model whose output layer is counted again: with tied=True the "
             "output layer is the embedding table, output = 0",
             count_model=partial(count_variant, tied_twice=True)),
-    # count_model's own: graded with the course's swiglu_width, its lines compute the width themselves
-    mistake("model.meta_rounding", "this matches a default d_ff rounded up to a multiple of 256 (Meta's code): "
-            "count_model's default is swiglu_width(d), round(8 * d / 3 / 256) * 256 for d >= 256, 8 * d // 3 below",
+    # count_model's own: graded with the course's swiglu_width, its lines compute the width
+    mistake("model.meta_rounding", "this matches a default d_ff rounded up to a multiple of 256 "
+            "(Meta's code): count_model's default is swiglu_width(d), round(8 * d / 3 / 256) * 256 "
+            "for d >= 256, 8 * d // 3 below",
             count_model=partial(count_variant, width=width_meta)),
     mistake("model.n_kv_heads", "this matches counts that ignore n_kv_heads: W_k and W_v have n_kv_heads * d_head "
             "columns each (attention = 2d² + 2·d·n_kv_heads·d_head)",

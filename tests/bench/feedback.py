@@ -59,8 +59,8 @@ def read_check(score_file: Path) -> Result:
     failed = [t for t in doc["tests"] if t["status"] != "passed"]
     said = [t["diagnosis"] for t in failed if t.get("diagnosis")]
     return Result(len(failed), [d for d in said if not d.startswith("hint.")],
-                  "\n".join(t.get("output", "") for t in failed), [d for d in said if d.startswith("hint.")],
-                  {t["problem"] for t in failed})
+                  "\n".join(t.get("output", "") for t in failed),
+                  [d for d in said if d.startswith("hint.")], {t["problem"] for t in failed})
 
 
 def check_all(check: Callable[[Path, Path], None], subs: Path, out: Path, jobs: int = 2) -> dict[str, Result]:
@@ -82,7 +82,7 @@ class Figures:
     hinted: int = 0
     uncatalogued: int = 0
     public_pass: list[str] = field(default_factory=list)
-    elsewhere: list[str] = field(default_factory=list)       # catalogued, failing only another problem's tests
+    elsewhere: list[str] = field(default_factory=list)   # catalogued, failing another's tests only
     lines: list[str] = field(default_factory=list)
 
     @property
@@ -100,9 +100,9 @@ class Figures:
             f" (target >= {WORDS_SHARE:.0%})",
             f"faults that pass every public test (hidden tests only, nothing to diagnose here): "
             f"{len(self.public_pass)}: {', '.join(self.public_pass) or '-'}",
-            f"catalogued faults whose own problem passes every public test, seen only through another's (a "
-            f"component's mistake is named only where its own tests find it): {len(self.elsewhere)}: "
-            f"{', '.join(self.elsewhere) or '-'}"])
+            "catalogued faults whose own problem passes every public test, seen only through "
+            "another's (a component's mistake is named only where its own tests find it): "
+            f"{len(self.elsewhere)}: {', '.join(self.elsewhere) or '-'}"])
 
 
 def figures(results: dict[str, Result]) -> Figures:

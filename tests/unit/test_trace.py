@@ -126,16 +126,19 @@ def test_two_faults_in_two_functions_both_show_each_at_its_own_step(tmp_path, re
     assert found["mlp"].startswith("✗ mlp() differs at step 8; its input was the reference's")   # fed LayerNorm(h)
     assert found["attention"] == "✓ attention()" and found["gelu"] == "✓ gelu()"
     if where == "checkout":
-        assert found["block"] == ("✗ block() differs at step 9; mlp(), which it is meant to call, does not match "
-                                  "the reference either: fix it first, then trace again.")
+        assert found["block"] == ("✗ block() differs at step 9; mlp(), which it is meant to call, "
+                                  "does not match the reference either: fix it first, then trace "
+                                  "again.")
         assert "9. y = block(x) · block()  ✗ tokens 1, 2, 3, 4, 5\n" in output
     else:
-        assert found["block"] == ("✗ block() differs at step 9; layernorm() and mlp(), which it is meant to call, do "
-                                  "not match the reference either: fix them first, then trace again.")
+        assert found["block"] == ("✗ block() differs at step 9; layernorm() and mlp(), which it is "
+                                  "meant to call, do not match the reference either: fix them "
+                                  "first, then trace again.")
         step = " ".join(output[output.index("9. y = block(x)"):].split())
-        assert step.startswith("9. y = block(x) · block() ✗ tokens 1, 2, 3, 4, 5 (computed with your own "
-                               "layernorm(), a release having no reference to run it with; it differs at its own "
-                               "step, which may be all this step carries)")
+        assert step.startswith("9. y = block(x) · block() ✗ tokens 1, 2, 3, 4, 5 (computed with "
+                               "your own layernorm(), a release having no reference to run it "
+                               "with; it differs at its own step, which may be all this step "
+                               "carries)")
     assert "2. LayerNorm(x) · layernorm()  ✗ tokens 1, 2, 3, 4, 5" in output
     assert "4. a = attention(LayerNorm(x)) · attention()  ✓ (your chain ✗: carried from an earlier step)" in output
     assert "Your own chain first differs at step 2, LayerNorm(x)." in output
@@ -180,7 +183,8 @@ def test_the_public_tests_the_closing_note_points_to_exist(assignment):
     for random in (False, True):
         for no_attention in (False, True):
             blind = module.cannot_check(random=random, no_attention=no_attention) or {}
-            named |= {*blind.get("tests", ()), *(t for f in blind.get("faults", ()) for t in f.get("tests", ()))}
+            named |= {*blind.get("tests", ()),
+                      *(t for f in blind.get("faults", ()) for t in f.get("tests", ()))}
     assert named and named <= names, named - names
 
 
@@ -233,7 +237,7 @@ def test_code_that_fails_is_named_with_the_reason_and_the_other_steps_still_run(
     found = verdicts(output)
     assert found["gelu"].startswith("✗ gelu() failed at step 7:") and "do not call sys.exit or os._exit" in found["gelu"]
     assert found["layernorm"] == "✓ layernorm()" and found["attention"] == "✓ attention()"   # a fresh worker each
-    assert found["mlp"] == "✓ mlp()"                  # it ran with the course's gelu(), as grading runs it
+    assert found["mlp"] == "✓ mlp()"          # it ran with the course's gelu(), as grading runs it
 
 
 def test_a_students_copy_without_solutions_can_trace(tmp_path, release):
@@ -280,7 +284,8 @@ def test_the_cases_are_the_trace_modules_own(tmp_path):
     assert code == 2 and "folder not found" in output
 
 
-def test_a_near_miss_in_a_called_function_is_named_and_marks_no_row_of_its_own_step(tmp_path, release):
+def test_a_near_miss_in_a_called_function_is_named_and_marks_no_row_of_its_own_step(
+        tmp_path, release):
     """gelu with 0.0447 for 0.044715 is within the tolerance at its own step (grade check passes it)
     and W_2 carries its difference beyond it at mlp's: the rows of gelu's step are ✓ like the step,
     and mlp's verdict sends the student to gelu(), not to a correct mlp(). (In a release, where
@@ -316,20 +321,18 @@ def test_the_closing_note_names_each_fault_the_toy_cannot_see_and_the_case_that_
     code, output = trace("--path", folder)
     assert code == 0 and "Every step matches the reference." in output
     note = " ".join(output[output.index("With W_o = I"):].split())
-    assert ("It cannot see W_q and W_k swapped, in attention or as block() passes them (scores k @ q.T) (W_q = W_k = "
-            "I: q and k are the same): `grade trace --case random` sees it.") in note
-    assert "It cannot see use_attention=False ignored (attention is on here): `grade trace --case no_attention` " \
-           "sees it." in note
-    assert ("It cannot see a LayerNorm whose axis follows the input's shape (x is 5 × 4, never square): no case of "
-            "this example does; the public test test_a_square_input_is_normalised_row_by_row does") in note
+    assert ("It cannot see W_q and W_k swapped, in attention or as block() passes them (scores "
+            "k @ q.T) (W_q = W_k = I: q and k are the same): `grade trace --case random` sees "
+            "it.") in note
+    assert ("It cannot see use_attention=False ignored (attention is on here): `grade trace --case "
+            "no_attention` sees it.") in note
+    assert ("It cannot see a LayerNorm whose axis follows the input's shape (x is 5 × 4, never "
+            "square): no case of this example does; the public test "
+            "test_a_square_input_is_normalised_row_by_row does") in note
     code, output = trace("--path", folder, "--case", "random")
     assert code == 1 and verdicts(output)["block"].startswith("✗ block() differs at step 10;")
     blind = load_trace_module().cannot_check(random=True)
-    assert all(f["see"] != "random" for f in blind["faults"])       # the random case hides none of those
-    names = {node.name for path in (PROJECT / "tests" / "the-block" / "public").glob("test_*.py")
-             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)}
-    for fault in load_trace_module().cannot_check()["faults"]:
-        assert set(fault.get("tests", ())) <= names, fault
+    assert all(f["see"] != "random" for f in blind["faults"])   # the random case hides none of them
 
 
 def test_weights_that_are_not_weights_are_never_shown_as_the_students(tmp_path):
@@ -344,5 +347,5 @@ def test_weights_that_are_not_weights_are_never_shown_as_the_students(tmp_path):
     assert "not judged: these cannot be read off your function" in step
     assert "the rows of what came back sum to 0, 0, 0, 0, 0, not 1" in " ".join(step.split())
     assert "yours" not in step and "✗" not in step
-    assert verdicts(output)["attention"] == ("✗ attention() differs at step 4; its input was the reference's, so "
-                                             "look at attention().")
+    assert verdicts(output)["attention"] == ("✗ attention() differs at step 4; its input was the "
+                                             "reference's, so look at attention().")
