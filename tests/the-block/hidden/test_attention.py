@@ -14,8 +14,8 @@ float64 precision; and the course's h_5 (causal=False: the public suite).
 import numpy as np
 import pytest
 
-from grader.feedback.compare import (Mismatch, assert_array, assert_attempt, assert_close, assert_close_own,
-                                     raising)
+from grader.feedback.compare import (Mismatch, assert_array, assert_attempt, assert_close,
+                                     assert_close_own, raising)
 from public.test_attention import float_array, judgeable
 from public.toy import COURSE, F64, H5, W_k, W_o, W_q, W_v, X
 
@@ -40,7 +40,7 @@ def test_softmax_scores_shifted_by_100_in_float32(student, reference, mistakes):
     """float32 scores around 100 need the max subtracted first: exp(100) overflows float32."""
     rng = np.random.default_rng(301)
     s = (100.0 + rng.normal(size=(4, 6))).astype(np.float32)
-    with raising(mistakes.softmax(s)):                 # a sum without keepdims cannot broadcast on 4×6
+    with raising(mistakes.softmax(s)):   # a sum without keepdims cannot broadcast on 4×6
         got = student.softmax(s)
     assert_close(got, reference.softmax(s.astype(np.float64)),
                  what="softmax of a float32 4×6 array of scores around 100 (subtract each row's max before exp)",
@@ -76,11 +76,11 @@ def test_softmax_along_the_axis_it_is_given(student, reference, mistakes):
     assert_close(got, reference.softmax(s3, axis=1),
                  what="softmax of a 2×5×3 array with axis=1 (use the axis argument for the max and the sum)",
                  diagnose=mistakes.softmax(s3, axis=1))
-    s4 = rng.normal(size=(4, 4))                     # square: only the axis argument tells rows from columns
+    s4 = rng.normal(size=(4, 4))         # square: only the axis argument tells rows from columns
     with raising(mistakes.softmax(s4, axis=0)):
         got = student.softmax(s4, axis=0)
-    assert_close(got, reference.softmax(s4, axis=0), what="softmax of a 4×4 array with axis=0 (each column sums "
-                                                          "to 1, whatever the shape)",
+    assert_close(got, reference.softmax(s4, axis=0),
+                 what="softmax of a 4×4 array with axis=0 (each column sums to 1, whatever the shape)",
                  diagnose=mistakes.softmax(s4, axis=0))
 
 

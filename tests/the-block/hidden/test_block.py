@@ -207,11 +207,12 @@ def test_block_attention_off_never_calls_attention(student, reference, mistakes)
     except StudentError as err:
         if err.kind != "raised":
             raise
-        called = ("block of a 4×8 input with use_attention=False: with attention weights no attention can use your "
-                  "block raised (it called attention); with usable ones it gives")
+        called = ("block of a 4×8 input with use_attention=False: with attention weights no attention "
+                  "can use your block raised (it called attention); with usable ones it gives")
         assert_close(student.block(x, params, 2, use_attention=False), expected,
                      what=f"{called} other values (skip the branch: h = x)",
                      diagnose=mistakes.block(x, params, 2, use_attention=False))
-        raise Mismatch(f"{called} the right values", "attention was called and its result thrown away: with "
-                                                     "use_attention=False do not call it at all") from None
-    assert_close(got, expected, what=what, diagnose=mistakes.block(x, params, 2, use_attention=False))
+        raise Mismatch(f"{called} the right values", "attention was called and its result thrown away: "
+                       "with use_attention=False do not call it at all") from None
+    assert_close(got, expected, what=what,
+                 diagnose=mistakes.block(x, params, 2, use_attention=False))

@@ -64,7 +64,8 @@ def test_square_rows_of_a_batch_each_on_their_own(student, reference, mistakes):
     x = 2.0 + rng.normal(size=(2, 7, 7)) * rng.uniform(0.5, 3.0, size=(2, 7, 1))
     got = student.layernorm(x)
     assert_close(got, reference.layernorm(x),
-                 what="layernorm of a 2×7×7 batch (7 tokens of width 7: each row over the last axis, never the tokens)",
+                 what="layernorm of a 2×7×7 batch (7 tokens of width 7: each row over the last axis, "
+                      "never the tokens)",
                  diagnose=mistakes.layernorm(x))
 
 

@@ -27,7 +27,8 @@ def test_gpt2_ignores_n_kv_heads(student, reference, mistakes):
     with 4 given)."""
     got = student.count_params(768, 12, 4)
     assert_equal(got, reference.count_params(768, 12, 4),
-                 what="count_params(768, 12, 4) for a GPT-2 block (n_kv_heads is ignored: attention 4d² + 4d)",
+                 what="count_params(768, 12, 4) for a GPT-2 block (n_kv_heads is ignored: attention "
+                      "4d² + 4d)",
                  diagnose=mistakes.count_params(768, 12, 4))
 
 

@@ -279,8 +279,9 @@ def test_six_tokens_of_width_six_with_two_heads(student, mistakes):
                 [1.459141805, 0.6074975405, 1.91707998, -2.017619885, -2.157484679, 0.4785346533],
                 [-1.627933154, -3.325723164, 1.990170743, 0.455149418, 1.686334338, 1.504912324]]
     got = student.attention(u, *weights, 2)
-    assert_close(got, expected, what="attention of a 6×6 input with 2 heads of width 3, causal (as many tokens as "
-                                     "features: softmax over the keys, the last axis; heads by columns)",
+    assert_close(got, expected,
+                 what="attention of a 6×6 input with 2 heads of width 3, causal (as many tokens as "
+                      "features: softmax over the keys, the last axis; heads by columns)",
                  diagnose=mistakes.attention(u, *weights, 2))
 
 

@@ -18,8 +18,9 @@ LN_X = [[0.9045077212, -0.3015025737, -1.507512869, 0.9045077212],
         [-0.5773464202, -0.5773464202, -0.5773464202, 1.732039261]]
 
 
-# A square input, 6 tokens of width 6, its rows on different scales: where n = d only the axis tells the tokens from
-# the features, so a layernorm that picks its axis from the shape (the first of width d) is wrong here alone.
+# A square input, 6 tokens of width 6, its rows on different scales: where n = d only the axis tells
+# the tokens from the features, so a layernorm that picks its axis from the shape (the first of
+# width d) is wrong here alone.
 SQUARE = np.array([[2.0, 0.5, -1.0, 3.0, 1.5, 0.0],
                    [-0.5, 4.0, 1.0, 2.5, -2.0, 1.0],
                    [0.25, 0.75, 0.5, -0.25, 1.25, 0.0],
@@ -48,8 +49,9 @@ def test_a_square_input_is_normalised_row_by_row(student, mistakes):
     """A 6×6 input, as many tokens as features: each token's row is normalised on its own
     (axis=-1)."""
     got = student.layernorm(SQUARE)
-    assert_close(got, LN_SQUARE, what="layernorm of a 6×6 input (each row over its own 6 numbers, axis=-1: as many "
-                                      "tokens as features, so only the axis tells them apart)",
+    assert_close(got, LN_SQUARE,
+                 what="layernorm of a 6×6 input (each row over its own 6 numbers, axis=-1: as many "
+                      "tokens as features, so only the axis tells them apart)",
                  diagnose=mistakes.layernorm(SQUARE))
 
 

@@ -53,8 +53,9 @@ def test_gqa_square_input(student, reference, mistakes):
     rng = np.random.default_rng(330)
     u, w = 1.5 * rng.normal(size=(8, 8)), weights(rng, 8, 4, 2)
     assert_close(student.gqa_attention(u, *w, 4, 2), reference.gqa_attention(u, *w, 4, 2),
-                 what="gqa_attention of an 8×8 input, 4 query heads, 2 K/V heads (as many tokens as features: the "
-                      "softmax over the keys, the last axis)", diagnose=mistakes.gqa_attention(u, *w, 4, 2))
+                 what="gqa_attention of an 8×8 input, 4 query heads, 2 K/V heads (as many tokens as "
+                      "features: the softmax over the keys, the last axis)",
+                 diagnose=mistakes.gqa_attention(u, *w, 4, 2))
 
 
 @pytest.mark.points(2.5)

@@ -69,7 +69,8 @@ def test_default_d_ff_where_the_rounding_rules_disagree(student, reference, mist
     for args in [(2048, 16, 8, 16, 32000), (200, 8, 2, 4, 1000)]:
         got = student.count_model(*args)
         assert_equal(got, reference.count_model(*args),
-                     what=f"count_model{args} (default d_ff: round(8·d/3/256)·256 for d >= 256, 8·d // 3 below)",
+                     what=f"count_model{args} (default d_ff: round(8·d/3/256)·256 for d >= 256, "
+                          "8·d // 3 below)",
                      diagnose=mistakes.count_model(*args))
 
 

@@ -28,8 +28,8 @@ def test_rmsnorm_square_input_each_row_on_its_own(student, reference, mistakes):
     rng = np.random.default_rng(305)
     x = 1.0 + rng.normal(size=(6, 6)) * rng.uniform(0.5, 4.0, size=(6, 1))
     assert_close(student.rmsnorm(x), reference.rmsnorm(x),
-                 what="rmsnorm of a 6×6 input (each row over the last axis, even when there are as many tokens as "
-                      "features)", diagnose=mistakes.rmsnorm(x))
+                 what="rmsnorm of a 6×6 input (each row over the last axis, even when there are as "
+                      "many tokens as features)", diagnose=mistakes.rmsnorm(x))
 
 
 @pytest.mark.points(1)

@@ -39,10 +39,11 @@ def test_default_d_ff_at_2048_rounds_to_the_nearest(student, mistakes):
     """d = 2048, 16 heads, 8 K/V heads: 8·2048/3/256 = 21.33, so the default d_ff is 21·256 = 5376
     (rounding up, as Meta's code does, gives 5632; at d = 4096 the two agree)."""
     got = student.count_model(2048, 16, 8, 16, 32000)
-    assert_equal(got, {'attention': 12_582_912, 'mlp': 33_030_144, 'norm': 4_096, 'block': 45_617_152,
-                       'blocks': 729_874_432, 'embedding': 65_536_000, 'output': 65_536_000, 'final_norm': 2_048,
-                       'total': 860_948_480},
-                 what="count_model(2048, 16, 8, 16, 32000) (default d_ff = round(8·2048/3/256)·256 = 5376)",
+    assert_equal(got, {'attention': 12_582_912, 'mlp': 33_030_144, 'norm': 4_096,
+                       'block': 45_617_152, 'blocks': 729_874_432, 'embedding': 65_536_000,
+                       'output': 65_536_000, 'final_norm': 2_048, 'total': 860_948_480},
+                 what="count_model(2048, 16, 8, 16, 32000) (default d_ff = "
+                      "round(8·2048/3/256)·256 = 5376)",
                  diagnose=mistakes.count_model(2048, 16, 8, 16, 32000))
 
 

@@ -83,8 +83,10 @@ def cannot_check(random=False, no_attention=False, **case):
     if random:
         return {"faults": faults}
     return {"because": "one K/V head and the default gains", "see": "random",
-            "what": "how K/V heads are shared out among the query heads (repeat, not tile), or gain_1 and gain_2",
-            "tests": ["test_gqa_four_query_heads_two_kv_heads", "test_modern_block_with_gains"], "faults": faults}
+            "what": "how K/V heads are shared out among the query heads (repeat, not tile), or "
+                    "gain_1 and gain_2",
+            "tests": ["test_gqa_four_query_heads_two_kv_heads", "test_modern_block_with_gains"],
+            "faults": faults}
 
 
 def example(row_x10=None, change_last=False):
