@@ -307,7 +307,10 @@ def test_an_exception_shows_its_message_and_the_students_line(tmp_path):
     code, output = trace("--path", folder)
     assert code == 1
     step = output[output.index("8. m = mlp"):output.index("9. y = block")]
-    assert "NameError: name 'np' is not defined" in step and 'File "block.py", line 13, in mlp' in step
+    source = (PROJECT / "solutions" / "the-block" / "block.py").read_text().splitlines()
+    line = 1 + next(i for i, text in enumerate(source) if "return gelu(u @ W_1) @ W_2" in text)
+    assert "NameError: name 'np' is not defined" in step
+    assert f'File "block.py", line {line}, in mlp' in step
     assert verdicts(output)["mlp"] == "✗ mlp() failed at step 8: mlp() raised NameError."
 
 
