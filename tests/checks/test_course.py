@@ -305,16 +305,28 @@ def test_a_students_copy_names_the_mistake_from_the_stored_outputs(
     assert f"\n    diagnosis: {message}\n" in output
 
 
-@pytest.mark.parametrize("where", ["checkout", "release"])
-@pytest.mark.parametrize("assignment, case", cases(lambda a: a.trace))
-def test_the_trace_of_the_course_example_matches_for_the_reference(
-    release, assignment, case, where
-):
-    """In the checkout from the solutions, in a student's copy from its stored values."""
+def traced(assignment: str, case, cwd: Path, *course: str):
+    """`grade trace` of the reference in ``cwd``: every step matches; it shows what TRACE says."""
     options = ["--case", case] if case else []
-    options += ["-a", assignment] if where == "checkout" else []
-    cwd = PROJECT if where == "checkout" else release(assignment)
-    code, output = grade("trace", "--path", A[assignment].solutions, *options, cwd=cwd)
+    code, output = grade("trace", "--path", A[assignment].solutions, *options, *course, cwd=cwd)
     assert code == 0 and "Every step matches the reference." in output, output
     for shown in A[assignment].trace[case]:
         assert shown in output, (shown, output)
+
+
+@pytest.mark.parametrize("assignment, case", cases(lambda a: a.trace))
+def test_the_trace_of_the_course_example_matches_for_the_reference(assignment, case):
+    traced(assignment, case, PROJECT, "-a", assignment)
+
+
+# A student's copy traces from stored values, all stored alike: the example and random weights.
+IN_RELEASE = (None, "random")
+
+
+@pytest.mark.parametrize(
+    "assignment, case", cases(lambda a: [c for c in IN_RELEASE if c in a.trace])
+)
+def test_a_students_copy_traces_the_course_example_from_its_stored_values(
+    release, assignment, case
+):
+    traced(assignment, case, release(assignment))
