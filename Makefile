@@ -49,8 +49,9 @@ demo: $(STAMP)
 	$(BIN)/grade report $(foreach a,$(ASSIGNMENTS),$(if $(wildcard examples/$(a)),scores/$(a))) \
 	  --roster examples/roster.csv --html scores/class.html
 
+# On every core (pytest-xdist), a test file to a worker: a module's fixtures are built once.
 test: $(NB_STAMP) chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The container image's entry point in the image's system, built from Debian's packages with
 # debootstrap (container/rootfs.sh; minutes, as root; not part of `make test`): installs debootstrap
@@ -60,7 +61,7 @@ test-container: $(STAMP)
 	  echo "installing debootstrap (it builds the image's system)"; $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; }
 	$(SUDO) env GRADE_CONTAINER_TEST=1 $(BIN)/python -m pytest -m container \
-	  tests/unit/test_container.py
+	  tests/unit/sandbox/test_container.py
 
 # The feedback page's test renders it in headless Chromium; on Debian this installs it when missing.
 chromium:

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the container image's system from Debian's packages into ROOT, as container/Dockerfile
-# builds it, where no container runtime can run (its test: tests/unit/test_container.py):
+# builds it, where no container runtime can run (its test: tests/unit/sandbox/test_container.py):
 #     container/rootfs.sh ROOT [PROJECT]
 # debootstrap (Debian's package) writes bookworm with Python 3.11 and bubblewrap; the project is
 # installed into /opt/venv with pip, and the entry point goes to /usr/local/bin/grade-entrypoint.

@@ -51,6 +51,6 @@ def test_its_steps_install_the_grader_and_run_the_student_paths_tests():
     assert ["python", "-m", "pip", "install", "-e", ".[dev]"] in commands
     (tests,) = [c for c in commands if c[:3] == ["python", "-m", "pytest"]]
     files = [arg for arg in tests[3:] if not arg.startswith("-") and arg != "portable"]
-    assert files == ["tests/unit/test_portable.py"] and "-m" in tests and "portable" in tests
+    assert files == ["tests/unit/sandbox/test_portable.py"] and "-m" in tests and "portable" in tests
     assert all((PROJECT / f).is_file() for f in files)
     assert "pytest" in steps[-1]["run"] and "uses" in steps[0] and "uses" in steps[1]   # in order

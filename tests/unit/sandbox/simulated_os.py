@@ -1,5 +1,5 @@
 """`grade` on Linux with the facilities Windows or macOS lack taken away: the simulated systems of
-the student path's lanes (tests/unit/test_portable.py).
+the student path's lanes (tests/unit/sandbox/test_portable.py).
 
     python simulated_os.py windows|macos ARGS...    # `grade ARGS...` as on that system
 

@@ -127,7 +127,7 @@ PUBLIC_ACCEPTS = {("float_for_int", "model_params")}
 
 HELPERS = '''
 
-# --- an odd return value (tests/unit/test_odd_returns.py): the reference's value, then an odd kind
+# --- an odd return value (tests/unit/grading/test_odd_returns.py): the reference's value, then an odd kind
 import numpy as _np
 
 _REFERENCE = {}

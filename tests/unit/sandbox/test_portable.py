@@ -6,7 +6,7 @@ give the same grade:
 - ``real``: ``python -m grader`` on the system running the tests (the CI workflow runs this file on
   Ubuntu, Windows and macOS: .github/workflows/student-path.yml);
 - ``windows`` ("as on Windows") and ``macos`` ("as on macOS"), on Linux only: `grade` started
-  through tests/unit/simulated_os.py, which takes away, in the grader's process and in every worker
+  through tests/unit/sandbox/simulated_os.py, which takes away, in the grader's process and in every worker
   it starts, what that system lacks. As on Windows: the modules ``resource``, ``fcntl``,
   ``termios``, ``pwd`` and ``grp``; ``os.fork``, ``os.setsid``, ``os.killpg`` (and the other
   process-group, wait, pread and scheduling calls Windows lacks); ``signal.SIGKILL`` and the other
@@ -20,7 +20,7 @@ give the same grade:
   lists every name.
 
 A simulation is not the OS: Windows' and macOS's own kernels, C libraries, consoles and crash codes
-are not here (a segfault still reads as SIGSEGV, not 0xC0000005: tests/unit/test_sandbox.py reads
+are not here (a segfault still reads as SIGSEGV, not 0xC0000005: tests/unit/sandbox/test_sandbox.py reads
 those codes), and what Python's C code does underneath stays Linux's. What the lanes show is that no
 facility the student path reaches for is missing there, and that the grade does not depend on one.
 """

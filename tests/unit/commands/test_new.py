@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[3]
 
 
 def grade(cwd: Path, *args: str) -> subprocess.CompletedProcess:

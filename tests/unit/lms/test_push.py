@@ -1,5 +1,5 @@
 """`grade push canvas|lti` against loopback servers that answer as Canvas's REST API and the IMS AGS/OAuth 2.0
-documents say (tests/unit/lms_servers.py): the dry run sends nothing, --yes sends only what the LMS lacks (a
+documents say (tests/unit/lms/lms_servers.py): the dry run sends nothing, --yes sends only what the LMS lacks (a
 second push sends nothing), grader errors, blank submissions and missing students are never sent, throttled
 requests are retried, credentials come from outside the course and are never printed."""
 from __future__ import annotations
