@@ -10,11 +10,12 @@ import numpy as np
 def softmax(s, axis=-1):  # (..., n) -> (..., n)
     """Softmax along `axis`: exp(s) / sum(exp(s)), each slice along `axis` summing to 1.
 
-    s: any shape. Returns the same shape; float32 scores give float32 or float64 weights (both accepted).
+    s: any shape. Returns the same shape; float32 scores give float32 or float64 weights (both
+    accepted).
 
     What matters:
-    - subtract the row max before exp: exp(s - max) / sum(exp(s - max)) is the same softmax, but exp never sees
-      a large positive number, so s = [1000, 1001] gives [0.269, 0.731] instead of nan;
+    - subtract the row max before exp: exp(s - max) / sum(exp(s - max)) is the same softmax, but exp
+      never sees a large positive number, so s = [1000, 1001] gives [0.269, 0.731] instead of nan;
     - keepdims=True on the max and the sum, so they broadcast back against s;
     - an entry of -inf gets weight exactly 0 (exp(-inf) = 0), which is how the causal mask works.
     """
@@ -38,15 +39,18 @@ def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):  # (n, d_model) ->
     What matters:
     - scale by sqrt(d_head), not sqrt(d_model) (they differ as soon as n_heads > 1);
     - the mask hides the future (j > i) and keeps the diagonal: every token sees itself;
-    - mask with -inf before the softmax, never by multiplying by 0 after it; a stand-in must be at least as
-      strong: -1e9 or np.finfo(scores.dtype).min are fine, -1000 is not (scores can reach thousands);
+    - mask with -inf before the softmax, never by multiplying by 0 after it; a stand-in must be at
+      least as strong: -1e9 or np.finfo(scores.dtype).min are fine, -1000 is not (scores can reach
+      thousands);
     - heads are consecutive column blocks; concatenating them in order undoes the split;
     - softmax over the last axis (the keys j), one row per query i;
     - leave u and the weights unchanged;
-    - float32 input and weights give a float array of float32 or float64 (NumPy 2 promotes float32 times a
-      float64 scalar such as np.sqrt(d), NumPy 1 did not: both are accepted) with the values float64 input
-      gives, to float32 precision; float64 input stays float64 throughout (checked to 1e-10).
+    - float32 input and weights give a float array of float32 or float64 (NumPy 2 promotes float32
+      times a float64 scalar such as np.sqrt(d), NumPy 1 did not: both are accepted) with the values
+      float64 input gives, to float32 precision; float64 input stays float64 throughout (checked to
+      1e-10).
 
-    Source: Vaswani et al. 2017, eq. (1) and section 3.2.2; causal masking as in GPT-2 (Radford et al. 2019).
+    Source: Vaswani et al. 2017, eq. (1) and section 3.2.2; causal masking as in GPT-2 (Radford et
+    al. 2019).
     """
     raise NotImplementedError

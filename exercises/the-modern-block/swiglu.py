@@ -8,15 +8,16 @@ import numpy as np
 def silu(x):  # (...) -> (...)
     """Elementwise SiLU (also called swish): x times the sigmoid of x.
 
-    x: any shape. Returns the same shape; float32 input gives float32 or float64 (both accepted), with the
-    values float64 input gives.
+    x: any shape. Returns the same shape; float32 input gives float32 or float64 (both accepted),
+    with the values float64 input gives.
 
         silu(x) = x / (1 + exp(-x))
 
     What matters:
     - x times the sigmoid, not the sigmoid alone;
-    - for x = -1000, exp(1000) overflows to inf and x / inf = -0.0 is the right answer: silence numpy's overflow
-      warning (with np.errstate(over="ignore")) rather than get a nan from a form like exp(x) / (1 + exp(x)) * x.
+    - for x = -1000, exp(1000) overflows to inf and x / inf = -0.0 is the right answer: silence
+      numpy's overflow warning (with np.errstate(over="ignore")) rather than get a nan from a form
+      like exp(x) / (1 + exp(x)) * x.
 
     Course check: silu(1) is about 0.731 and silu(-1) about -0.269.
     Source: Ramachandran et al. 2017; Elfwing et al. 2018.

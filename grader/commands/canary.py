@@ -7,6 +7,7 @@ the course's. So before a batch replaces a graded score file, ``grade autograde`
 reference as it grades a submission (the hidden suites, the same sandbox and limits) and stops,
 writing no score file, when the reference does not score full marks.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -17,7 +18,7 @@ from grader.course.manifest import Course
 from grader.grading import executors
 from grader.grading.results import Job
 
-FAULT = "the grader failed, not your code: "          # how a grader error speaks to a student
+FAULT = "the grader failed, not your code: "  # how a grader error speaks to a student
 
 
 def failure(course: Course, level: str, work: Path, run_as: str | None = None) -> str | None:
@@ -33,17 +34,24 @@ def failure(course: Course, level: str, work: Path, run_as: str | None = None) -
     shutil.copytree(course.solutions, copy, ignore=shutil.ignore_patterns("__pycache__", ".*"))
     docs: list[dict] = []
     try:
-        executors.run(course, [Job("reference", copy)],
-                      lambda graded: docs.append(scoring.score(course, graded, hidden=True)),
-                      hidden=True, level=level, tmp_root=work, run_as=run_as)
+        executors.run(
+            course,
+            [Job("reference", copy)],
+            lambda graded: docs.append(scoring.score(course, graded, hidden=True)),
+            hidden=True,
+            level=level,
+            tmp_root=work,
+            run_as=run_as,
+        )
     finally:
         shutil.rmtree(copy, ignore_errors=True)
     doc = docs[0]
-    if doc["status"] == "grader_error":                  # here it is the course's, not "not yours"
+    if doc["status"] == "grader_error":  # here it is the course's, not "not yours"
         return f"is a grader error too ({(doc.get('error') or 'no message').removeprefix(FAULT)})"
     if doc["score"] < doc["max_score"]:
         failed = [t["name"] for t in doc["tests"] if t["status"] != "passed"]
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
-        return (f"scores {doc['score']:g}/{doc['max_score']:g} "
-                f"({', '.join(failed[:3])}{more} failed)")
+        return (
+            f"scores {doc['score']:g}/{doc['max_score']:g} ({', '.join(failed[:3])}{more} failed)"
+        )
     return None

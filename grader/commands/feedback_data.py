@@ -13,6 +13,7 @@ another machine's numpy computes.
 - ``trace_data``: the reference's value at every step of every case of the worked example,
   computed in this process (its inputs are the course's own worked example, never a student's).
 """
+
 from __future__ import annotations
 
 import json
@@ -49,25 +50,39 @@ def public_calls(course: Course, hidden: bool = False) -> Recorder:
     from grader.sandbox.policy import PROCESS
 
     if not _solutions_here(course):
-        raise GradeError(f"{course.path}: field 'solutions': the feedback data is computed from "
-                         "the reference solutions, which are not here")
+        raise GradeError(
+            f"{course.path}: field 'solutions': the feedback data is computed from "
+            "the reference solutions, which are not here"
+        )
     recorder, graded = Recorder.for_course(course), []
 
     def keep(result: Graded) -> None:
         graded.append(result)
 
-    executors.run(course, [Job("reference", course.solutions)], keep, hidden=hidden,
-                  level=PROCESS, warm=False, mistakes=recorder)
+    executors.run(
+        course,
+        [Job("reference", course.solutions)],
+        keep,
+        hidden=hidden,
+        level=PROCESS,
+        warm=False,
+        mistakes=recorder,
+    )
     (result,) = graded
     tests = scoring.score(course, result, hidden=False)["tests"]
     suites = {p.name: p.public.relative_to(course.root) for p in course.problems}
-    failed = [f"{suites[t['problem']]}::{t['name']}: {_one_line(t['output'])}"
-              for t in tests if t["status"] != "passed"]
+    failed = [
+        f"{suites[t['problem']]}::{t['name']}: {_one_line(t['output'])}"
+        for t in tests
+        if t["status"] != "passed"
+    ]
     if result.error and not failed:
         failed.append(f"{course.solutions}: {_one_line(result.error)}")
     if failed:
-        raise GradeError("the reference solutions fail public tests, so their feedback data cannot "
-                         "be computed:\n" + "\n".join(f"  {line}" for line in failed))
+        raise GradeError(
+            "the reference solutions fail public tests, so their feedback data cannot "
+            "be computed:\n" + "\n".join(f"  {line}" for line in failed)
+        )
     return recorder
 
 
@@ -81,26 +96,37 @@ def _reference_call(course: Course, recorded: Recorder):
 
     :raises GradeError: the reference raises on one: the tests asking about it, the call, and why.
     """
-    reference = load_reference(course, remember=True)    # (remembered: called on copies)
+    reference = load_reference(course, remember=True)  # (remembered: called on copies)
 
     def call(name: str, args: tuple, kwargs: dict):
         try:
             return getattr(reference, name)(*args, **kwargs)
         except Exception as exc:
-            tests = sorted({_where(course, path, test) for path, test in
-                            recorded.origins.get(call_key(name, args, kwargs), ())})
-            shown = ", ".join([_shown(a) for a in args]
-                              + [f"{k}={_shown(v)}" for k, v in kwargs.items()])
-            raise GradeError(f"{', '.join(tests) or name}: diagnose=mistakes.{name}({shown}) asks "
-                             f"about a call the reference cannot make: {name}() raised "
-                             f"{type(exc).__name__}: {_one_line(str(exc))} (give it the arguments "
-                             "of the student's call)") from None
+            tests = sorted(
+                {
+                    _where(course, path, test)
+                    for path, test in recorded.origins.get(call_key(name, args, kwargs), ())
+                }
+            )
+            shown = ", ".join(
+                [_shown(a) for a in args] + [f"{k}={_shown(v)}" for k, v in kwargs.items()]
+            )
+            raise GradeError(
+                f"{', '.join(tests) or name}: diagnose=mistakes.{name}({shown}) asks "
+                f"about a call the reference cannot make: {name}() raised "
+                f"{type(exc).__name__}: {_one_line(str(exc))} (give it the arguments "
+                "of the student's call)"
+            ) from None
+
     return call
 
 
 def _shown(value) -> str:
-    return f"a {value.shape} {value.dtype} array" if isinstance(value, np.ndarray) else \
-        textwrap.shorten(repr(value), 40, placeholder="...")
+    return (
+        f"a {value.shape} {value.dtype} array"
+        if isinstance(value, np.ndarray)
+        else textwrap.shorten(repr(value), 40, placeholder="...")
+    )
 
 
 def _where(course: Course, path: str, name: str) -> str:
@@ -114,8 +140,9 @@ def mistakes_data(course: Course) -> dict:
     """The known mistakes' messages and problems, and their outputs on every call of
     :func:`public_calls`."""
     recorded = public_calls(course)
-    return precompute(recorded.mistakes, recorded.calls, _reference_call(course, recorded),
-                      recorded.owners)
+    return precompute(
+        recorded.mistakes, recorded.calls, _reference_call(course, recorded), recorded.owners
+    )
 
 
 def coinciding(course: Course) -> list[str]:
@@ -152,8 +179,10 @@ def trace_cases(course: Course) -> dict[str, list[dict]]:
     try:
         return json.loads(stored.read_text())["cases"]
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise GradeError(f"{stored}: the reference's trace is unreadable ({err}); "
-                         "instructors: run `grade release` again") from None
+        raise GradeError(
+            f"{stored}: the reference's trace is unreadable ({err}); "
+            "instructors: run `grade release` again"
+        ) from None
 
 
 def feedback_data(course: Course) -> dict[str, dict]:
@@ -177,8 +206,10 @@ def describe(data: dict[str, dict]) -> str:
         said.append(f"the known mistakes' outputs on {len(data['mistakes_data']['calls'])} calls")
         unseen = _unseen(data["mistakes_data"])
         if unseen:
-            said.append(f"no public test's inputs tell {', '.join(unseen)} from the reference (the "
-                        "same output there): grade check can never name them")
+            said.append(
+                f"no public test's inputs tell {', '.join(unseen)} from the reference (the "
+                "same output there): grade check can never name them"
+            )
     if "trace_data" in data:
         cases = len(data["trace_data"]["cases"])
         said.append(f"the worked example's reference values in {cases} cases")

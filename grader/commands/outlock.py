@@ -1,14 +1,17 @@
-"""One ``grade autograde`` at a time per output folder: an flock on ``OUT/.grade-lock`` for the whole run.
+"""One ``grade autograde`` at a time per output folder: an flock on ``OUT/.grade-lock`` for the
+whole run.
 
-Two runs into one ``--out`` used to destroy each other's working copies (``OUT/.grading``) and score files
-(355 of 400 files became 0/100). The lock is taken before anything in ``--out`` is touched; a second run
-says who holds it and stops. The kernel frees an flock when its process dies (even by SIGKILL), so a
-crashed run never leaves a stale lock, only a stale owner note, which the next holder overwrites.
+Two runs into one ``--out`` used to destroy each other's working copies (``OUT/.grading``) and score
+files (355 of 400 files became 0/100). The lock is taken before anything in ``--out`` is touched; a
+second run says who holds it and stops. The kernel frees an flock when its process dies (even by
+SIGKILL), so a crashed run never leaves a stale lock, only a stale owner note, which the next holder
+overwrites.
 
-Who holds it (pid, host, since when) is written to ``OUT/.grade-lock.owner``, beside the lock, not into
-it: filelock 3.x opens its lock file with O_TRUNC on every attempt, so a waiting run would erase a note
-kept in the lock file itself.
+Who holds it (pid, host, since when) is written to ``OUT/.grade-lock.owner``, beside the lock, not
+into it: filelock 3.x opens its lock file with O_TRUNC on every attempt, so a waiting run would
+erase a note kept in the lock file itself.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,7 +39,8 @@ def _holder(out_dir: Path) -> str:
 
 @contextmanager
 def hold(out_dir: Path) -> Iterator[None]:
-    """Hold ``out_dir``'s lock for the ``with`` block (creating ``out_dir`` if needed, nothing else in it).
+    """Hold ``out_dir``'s lock for the ``with`` block (creating ``out_dir`` if needed, nothing else
+    in it).
 
     :raises GradeError: another process holds it: one line with its pid, host and start time.
     """
@@ -50,11 +54,17 @@ def hold(out_dir: Path) -> Iterator[None]:
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise GradeError(f"{out_dir}: another grade autograde is writing there ({_holder(out_dir)}): wait for it "
-                         "to finish, or choose another --out") from None
+        raise GradeError(
+            f"{out_dir}: another grade autograde is writing there ({_holder(out_dir)}): wait for "
+            "it "
+            "to finish, or choose another --out"
+        ) from None
     try:
-        note = {"pid": os.getpid(), "host": socket.gethostname(),
-                "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        note = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
         write_atomic(out_dir / OWNER_NAME, json.dumps(note) + "\n")
         yield
     finally:

@@ -14,6 +14,7 @@ Not checked: a submission no longer at its path (moved, deleted: said in one lin
 folder without a record (written before it existed, or by hand). A record whose signature fails
 stops the command: someone edited it.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,19 +28,24 @@ from grader.errors import GradeError
 from grader.grading import signature
 from grader.report import write_atomic
 
-RECORD = ".grade-submissions"          # not *.json: what globs the score files never takes it
+RECORD = ".grade-submissions"  # not *.json: what globs the score files never takes it
 
 
-def record(out_dir: Path, key: bytes, assignment: str,
-           handed_in: dict[str, tuple[str, bool]]) -> None:
+def record(
+    out_dir: Path, key: bytes, assignment: str, handed_in: dict[str, tuple[str, bool]]
+) -> None:
     """Record where each of these students' submissions was handed in (``handed_in``: student ->
     (path, nbgrader)), keeping the other students' entries. Written atomically, signed."""
     try:
         entries = read(out_dir, key, assignment)
-    except GradeError:                                   # edited: this run writes it afresh
+    except GradeError:  # edited: this run writes it afresh
         entries = {}
-    entries.update({student: {"path": path, "nbgrader": nbgrader}
-                    for student, (path, nbgrader) in handed_in.items()})
+    entries.update(
+        {
+            student: {"path": path, "nbgrader": nbgrader}
+            for student, (path, nbgrader) in handed_in.items()
+        }
+    )
     doc = signature.sign({"assignment": assignment, "students": entries}, key)
     write_atomic(out_dir / RECORD, json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False))
 
@@ -55,12 +61,18 @@ def read(folder: Path, key: bytes, assignment: str) -> dict[str, dict]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise GradeError(f"{path}: not readable: {err}; rerun grade autograde, which writes it") \
-            from None
-    if not (isinstance(doc, dict) and isinstance(doc.get("students"), dict)
-            and signature.verify(doc, key)):
-        raise GradeError(f"{path}: its signature does not match its content (edited?): rerun grade "
-                         "autograde, which writes it afresh")
+        raise GradeError(
+            f"{path}: not readable: {err}; rerun grade autograde, which writes it"
+        ) from None
+    if not (
+        isinstance(doc, dict)
+        and isinstance(doc.get("students"), dict)
+        and signature.verify(doc, key)
+    ):
+        raise GradeError(
+            f"{path}: its signature does not match its content (edited?): rerun grade "
+            "autograde, which writes it afresh"
+        )
     return doc["students"] if doc.get("assignment") == assignment else {}
 
 
@@ -77,8 +89,10 @@ class Current:
         if not self.gone:
             return None
         more = f" and {len(self.gone) - 1} more" if len(self.gone) > 1 else ""
-        return (f"{self.gone[0]}{more}: no longer there, so the score files graded from there are "
-                "not checked against their submissions (an earlier attempt's would go through)")
+        return (
+            f"{self.gone[0]}{more}: no longer there, so the score files graded from there are "
+            "not checked against their submissions (an earlier attempt's would go through)"
+        )
 
 
 def current(course: Course, key: bytes, folder: Path | None, docs: Iterable[dict]) -> Current:
@@ -104,7 +118,8 @@ def current(course: Course, key: bytes, folder: Path | None, docs: Iterable[dict
                 gone.append(str(path))
                 continue
             notebook = f"{course.assignment}.ipynb" if entry.get("nbgrader") else None
-            again = collect.one(course, doc["student"], path, Path(work) / str(i),
-                                notebook=notebook)
+            again = collect.one(
+                course, doc["student"], path, Path(work) / str(i), notebook=notebook
+            )
             found[doc["student"]] = (scoring.submission_sha256(again.folder), str(path))
     return Current(found, tuple(gone))

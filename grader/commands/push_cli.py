@@ -1,6 +1,7 @@
 """``grade push``'s click group: options only, each command calling
 :func:`grader.commands.push.main` (beside cli.py, which registers it: cli.py is near the 320-line
 limit of a module)."""
+
 from __future__ import annotations
 
 import sys
@@ -28,48 +29,100 @@ def push() -> None:
 def push_options(command):
     """What both pushes take: the folder, the roster, --yes, the credentials' file, the export's
     checks."""
-    for option in reversed([
+    for option in reversed(
+        [
             click.argument("scores_dir", type=click.Path(file_okay=False, path_type=Path)),
-            click.option("--roster", required=True, type=click.Path(dir_okay=False,
-                                                                    path_type=Path),
-                         help="roster.csv: lms_id is the LMS user id each score goes to."),
-            click.option("--yes", is_flag=True,
-                         help="Post (without it: print what would be posted, send nothing)."),
-            click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
-                         default=None, help="The LMS credentials (TOML; default "
-                         "~/.config/grade/lms.toml; the GRADE_* environment variables win). "
-                         "Never inside the course folder."),
-            click.option("--allow-missing", is_flag=True,
-                         help="Exit 0 even when students are left out (still listed)."),
-            click.option("--late-by-lms", is_flag=True, help="Send the points before the "
-                         "grader's late penalty (the LMS applies its own late policy: Canvas "
-                         "does, through LTI too)."),
-            click.option("--allow-stale", is_flag=True, help="Push score files graded with "
-                         "another version of the course or grader."),
-            course_option(help="The course the score files were graded with (its key checks "
-                               "their signatures).")]):
+            click.option(
+                "--roster",
+                required=True,
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="roster.csv: lms_id is the LMS user id each score goes to.",
+            ),
+            click.option(
+                "--yes",
+                is_flag=True,
+                help="Post (without it: print what would be posted, send nothing).",
+            ),
+            click.option(
+                "--config",
+                type=click.Path(dir_okay=False, path_type=Path),
+                default=None,
+                help="The LMS credentials (TOML; default "
+                "~/.config/grade/lms.toml; the GRADE_* environment variables win). "
+                "Never inside the course folder.",
+            ),
+            click.option(
+                "--allow-missing",
+                is_flag=True,
+                help="Exit 0 even when students are left out (still listed).",
+            ),
+            click.option(
+                "--late-by-lms",
+                is_flag=True,
+                help="Send the points before the "
+                "grader's late penalty (the LMS applies its own late policy: Canvas "
+                "does, through LTI too).",
+            ),
+            click.option(
+                "--allow-stale",
+                is_flag=True,
+                help="Push score files graded with another version of the course or grader.",
+            ),
+            course_option(
+                help="The course the score files were graded with (its key checks "
+                "their signatures)."
+            ),
+        ]
+    ):
         command = option(command)
     return command
 
 
 @push.command("canvas")
 @push_options
-@click.option("--course-id", required=True,
-              help="The Canvas course id (the number in the course's URL).")
-@click.option("--assignment-id", default=None,
-              help="The Canvas assignment id (default: course.json lms.canvas_assignment_id).")
-@click.option("--attach-pages", is_flag=True, help="Attach each student's feedback page "
-              "(<student>.html beside the score files, from grade autograde --html) to the "
-              "comment, as a file.")
-@click.option("--overwrite-lms-grades", is_flag=True, help="Post over a grade changed in "
-              "Canvas by hand since the last push (kept and listed otherwise). Excused "
-              "submissions are never graded.")
-@click.option("--bulk/--one-by-one", default=None, help="Grades in Canvas's bulk update_grades "
-              "jobs, or a request per student (default: bulk from 20 students to post).")
-def push_canvas(scores_dir: Path, roster: Path, yes: bool, config: Path | None,
-                allow_missing: bool, late_by_lms: bool, allow_stale: bool, course_path: Path,
-                course_id: str, assignment_id: str | None, attach_pages: bool,
-                overwrite_lms_grades: bool, bulk: bool | None) -> None:
+@click.option(
+    "--course-id", required=True, help="The Canvas course id (the number in the course's URL)."
+)
+@click.option(
+    "--assignment-id",
+    default=None,
+    help="The Canvas assignment id (default: course.json lms.canvas_assignment_id).",
+)
+@click.option(
+    "--attach-pages",
+    is_flag=True,
+    help="Attach each student's feedback page "
+    "(<student>.html beside the score files, from grade autograde --html) to the "
+    "comment, as a file.",
+)
+@click.option(
+    "--overwrite-lms-grades",
+    is_flag=True,
+    help="Post over a grade changed in "
+    "Canvas by hand since the last push (kept and listed otherwise). Excused "
+    "submissions are never graded.",
+)
+@click.option(
+    "--bulk/--one-by-one",
+    default=None,
+    help="Grades in Canvas's bulk update_grades "
+    "jobs, or a request per student (default: bulk from 20 students to post).",
+)
+def push_canvas(
+    scores_dir: Path,
+    roster: Path,
+    yes: bool,
+    config: Path | None,
+    allow_missing: bool,
+    late_by_lms: bool,
+    allow_stale: bool,
+    course_path: Path,
+    course_id: str,
+    assignment_id: str | None,
+    attach_pages: bool,
+    overwrite_lms_grades: bool,
+    bulk: bool | None,
+) -> None:
     """Post each student's grade and a feedback comment (problems, diagnoses) to their Canvas
     submission.
 
@@ -91,21 +144,45 @@ def push_canvas(scores_dir: Path, roster: Path, yes: bool, config: Path | None,
     """
     from grader.commands import push as command
 
-    sys.exit(command.main(lms="canvas", scores_dir=scores_dir, roster=roster,
-                          course_path=course_path, yes=yes, config=config,
-                          late_by_lms=late_by_lms, allow_stale=allow_stale,
-                          allow_missing=allow_missing, course_id=course_id,
-                          assignment_id=assignment_id, attach_pages=attach_pages,
-                          overwrite_lms_grades=overwrite_lms_grades, bulk=bulk))
+    sys.exit(
+        command.main(
+            lms="canvas",
+            scores_dir=scores_dir,
+            roster=roster,
+            course_path=course_path,
+            yes=yes,
+            config=config,
+            late_by_lms=late_by_lms,
+            allow_stale=allow_stale,
+            allow_missing=allow_missing,
+            course_id=course_id,
+            assignment_id=assignment_id,
+            attach_pages=attach_pages,
+            overwrite_lms_grades=overwrite_lms_grades,
+            bulk=bulk,
+        )
+    )
 
 
 @push.command("lti")
 @push_options
-@click.option("--lineitem", required=True, metavar="URL",
-              help="The AGS line item's URL; scores go to URL's path + /scores.")
-def push_lti(scores_dir: Path, roster: Path, yes: bool, config: Path | None,
-             allow_missing: bool, late_by_lms: bool, allow_stale: bool, course_path: Path,
-             lineitem: str) -> None:
+@click.option(
+    "--lineitem",
+    required=True,
+    metavar="URL",
+    help="The AGS line item's URL; scores go to URL's path + /scores.",
+)
+def push_lti(
+    scores_dir: Path,
+    roster: Path,
+    yes: bool,
+    config: Path | None,
+    allow_missing: bool,
+    late_by_lms: bool,
+    allow_stale: bool,
+    course_path: Path,
+    lineitem: str,
+) -> None:
     """POST each student's AGS score object (as grade export --format lti writes it, with the
     feedback comment and its diagnoses) to the line item, when it changed since the last push.
 
@@ -126,15 +203,29 @@ def push_lti(scores_dir: Path, roster: Path, yes: bool, config: Path | None,
     """
     from grader.commands import push as command
 
-    sys.exit(command.main(lms="lti", scores_dir=scores_dir, roster=roster,
-                          course_path=course_path, yes=yes, config=config,
-                          late_by_lms=late_by_lms, allow_stale=allow_stale,
-                          allow_missing=allow_missing, lineitem=lineitem))
+    sys.exit(
+        command.main(
+            lms="lti",
+            scores_dir=scores_dir,
+            roster=roster,
+            course_path=course_path,
+            yes=yes,
+            config=config,
+            late_by_lms=late_by_lms,
+            allow_stale=allow_stale,
+            allow_missing=allow_missing,
+            lineitem=lineitem,
+        )
+    )
 
 
 @push.command("lti-key")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="A new (or empty) folder outside the course, e.g. ~/.config/grade/lti.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A new (or empty) folder outside the course, e.g. ~/.config/grade/lti.",
+)
 def push_lti_key(out: Path) -> None:
     """Write the tool's LTI 1.3 key pair and the JWKS to register on the platform.
 

@@ -12,6 +12,7 @@ released with it): ``lti-key.pem`` (the private key, PKCS#8, readable by its own
 ``jwk.json`` (Canvas's "Public JWK") and ``jwks.json`` (the key set to serve at a "Keyset URL" or
 "Public JWK URL"). An existing key is never replaced: the registration holds its public half.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,7 @@ import click
 from grader.errors import ExitStatus, GradeError
 from grader.lms.push.common import require
 
-KEY_BITS = 2048       # RS256 with a 2048-bit key: what LTI 1.3 and the platforms' docs use
+KEY_BITS = 2048  # RS256 with a 2048-bit key: what LTI 1.3 and the platforms' docs use
 FILES = ("lti-key.pem", "lti-key.pub.pem", "jwk.json", "jwks.json")
 
 
@@ -44,10 +45,14 @@ def key_pair() -> tuple[bytes, str, dict]:
     from pylti1p3.registration import Registration
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS)
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     return private, public, dict(Registration.get_jwk(public))
 
 
@@ -59,25 +64,33 @@ def main(*, out: Path) -> int:
     out = Path(out).expanduser().resolve()
     course = _course_around(out)
     if course is not None:
-        raise GradeError(f"{out}: inside the course folder {course}: keep the tool's private key "
-                         "out of the course (it is committed and released); e.g. "
-                         "--out ~/.config/grade/lti")
+        raise GradeError(
+            f"{out}: inside the course folder {course}: keep the tool's private key "
+            "out of the course (it is committed and released); e.g. "
+            "--out ~/.config/grade/lti"
+        )
     there = [name for name in FILES if (out / name).exists()]
     if there:
-        raise GradeError(f"{out}: already holds {', '.join(there)}: a key the platform may have "
-                         "registered is never replaced (choose another --out)")
+        raise GradeError(
+            f"{out}: already holds {', '.join(there)}: a key the platform may have "
+            "registered is never replaced (choose another --out)"
+        )
     private, public, jwk = key_pair()
     out.mkdir(parents=True, exist_ok=True)
     fd = os.open(out / "lti-key.pem", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:                   # the owner's only, from its first byte
+    with os.fdopen(fd, "wb") as f:  # the owner's only, from its first byte
         f.write(private)
     (out / "lti-key.pub.pem").write_text(public, encoding="ascii")
     (out / "jwk.json").write_text(json.dumps(jwk, indent=1) + "\n", encoding="ascii")
     (out / "jwks.json").write_text(json.dumps({"keys": [jwk]}, indent=1) + "\n", encoding="ascii")
     click.echo(f"kid: {jwk['kid']} (the key's RFC 7638 thumbprint; grade push lti sends it)")
     click.echo(f"private key: {out / 'lti-key.pem'} (set GRADE_LTI_KEY_FILE, or [lti] key_file)")
-    click.echo(f"Canvas developer key, Public JWK: paste {out / 'jwk.json'}; or Public JWK URL: "
-               f"serve {out / 'jwks.json'}")
-    click.echo(f"Moodle tool, Public key type RSA key: paste {out / 'lti-key.pub.pem'}; or Keyset "
-               f"URL: serve {out / 'jwks.json'}")
+    click.echo(
+        f"Canvas developer key, Public JWK: paste {out / 'jwk.json'}; or Public JWK URL: "
+        f"serve {out / 'jwks.json'}"
+    )
+    click.echo(
+        f"Moodle tool, Public key type RSA key: paste {out / 'lti-key.pub.pem'}; or Keyset "
+        f"URL: serve {out / 'jwks.json'}"
+    )
     return ExitStatus.OK

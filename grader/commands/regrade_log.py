@@ -133,7 +133,7 @@ def say(out_dir: Path, before: dict[str, dict], quiet: bool) -> None:
     found = changes(before, snapshot(out_dir))
     try:
         record(out_dir, found)
-    except OSError as err:                     # the grades are written; only the log is not
+    except OSError as err:  # the grades are written; only the log is not
         click.echo(f"warning: {out_dir / LOG}: not written: {err}", err=True)
     if not quiet:
         for line in lines(found, bool(before)):

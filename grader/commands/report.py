@@ -1,10 +1,12 @@
-"""``grade report``: the instructor's class report of one or several assignments' score folders, on the terminal
-and, with ``--html``, as one self-contained page.
+"""``grade report``: the instructor's class report of one or several assignments' score folders, on
+the terminal and, with ``--html``, as one self-contained page.
 
-The score files are read and checked as ``grade export`` reads and checks them (:func:`load_scores`: the schema,
-one assignment a folder; :func:`refusal`: signature, sums, course and grader versions). A grader error is
-listed apart and never counted; a refused file is listed with its reason and left out.
+The score files are read and checked as ``grade export`` reads and checks them (:func:`load_scores`:
+the schema, one assignment a folder; :func:`refusal`: signature, sums, course and grader versions).
+A grader error is listed apart and never counted; a refused file is listed with its reason and left
+out.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,11 +21,14 @@ from grader.feedback.glyphs import console
 from grader.grading.signature import load_key
 
 
-def _assignment(docs: list[tuple[Path, dict]], course: Course, trust: Trust,
-                expected: set[str]) -> classreport.Assignment:
+def _assignment(
+    docs: list[tuple[Path, dict]], course: Course, trust: Trust, expected: set[str]
+) -> classreport.Assignment:
     kept, refused = [], []
     for path, doc in docs:
-        why = None if doc["status"] == "grader_error" else refusal(doc, trust)   # grader errors: listed apart
+        why = (
+            None if doc["status"] == "grader_error" else refusal(doc, trust)
+        )  # grader errors: listed apart
         if why is None:
             kept.append(doc)
         else:
@@ -31,32 +36,44 @@ def _assignment(docs: list[tuple[Path, dict]], course: Course, trust: Trust,
     return classreport.build(course.assignment, kept, refused, expected)
 
 
-def reports(folders: Sequence[Path], course_file: CourseFile, roster: Path | None = None,
-            allow_stale: bool = False, similarity: Path | None = None,
-            page_dir: Path | None = None) -> list[classreport.Assignment]:
+def reports(
+    folders: Sequence[Path],
+    course_file: CourseFile,
+    roster: Path | None = None,
+    allow_stale: bool = False,
+    similarity: Path | None = None,
+    page_dir: Path | None = None,
+) -> list[classreport.Assignment]:
     """One report per score folder, in the order given.
 
     :param roster: who should have a score file (else: whoever has one in some folder).
-    :param similarity: the submissions folder of one assignment (the only one given, or ``course_file``'s
-        ``--assignment``), whose code is compared (:mod:`grader.feedback.similarity`).
+    :param similarity: the submissions folder of one assignment (the only one given, or
+        ``course_file``'s ``--assignment``), whose code is compared
+        (:mod:`grader.feedback.similarity`).
     :param page_dir: where the report's page is written: each student with a feedback page beside
         their score file (``grade autograde --html``) gets a link to it, relative to there.
-    :raises GradeError: a bad score file, roster or course; two folders of one assignment; ``--similarity``
-        without saying which assignment it is.
+    :raises GradeError: a bad score file, roster or course; two folders of one assignment;
+        ``--similarity`` without saying which assignment it is.
     """
     key = load_key(course_file.path)
     loaded = [load_scores(folder) for folder in folders]
     names = [docs[0][1]["assignment"] for docs in loaded]
     for i, name in enumerate(names):
         if name in names[:i]:
-            raise GradeError(f"{folders[i]}: field 'assignment': {name!r} is also the assignment of "
-                             f"{folders[names.index(name)]}")
+            raise GradeError(
+                f"{folders[i]}: field 'assignment': {name!r} is also the assignment of "
+                f"{folders[names.index(name)]}"
+            )
     if course_file.assignment is not None and course_file.assignment not in names:
-        raise GradeError(f"--assignment {course_file.assignment}: none of the score folders is its "
-                         f"(they are {', '.join(names)})")
+        raise GradeError(
+            f"--assignment {course_file.assignment}: none of the score folders is its "
+            f"(they are {', '.join(names)})"
+        )
     compared = course_file.assignment or (names[0] if len(names) == 1 else None)
     if similarity is not None and compared is None:
-        raise GradeError("--similarity: several score folders: say whose submissions these are with --assignment")
+        raise GradeError(
+            "--similarity: several score folders: say whose submissions these are with --assignment"
+        )
     if roster is not None:
         from grader.lms.roster import load as load_roster
 
@@ -90,22 +107,39 @@ def _pages(folder: Path, report: classreport.Assignment, page_dir: Path) -> dict
     for student in report.students:
         page = folder / f"{student.student}.html"
         if page.is_file():
-            found[student.student] = quote(Path(os.path.relpath(page.resolve(), page_dir.resolve()))
-                                           .as_posix())
+            found[student.student] = quote(
+                Path(os.path.relpath(page.resolve(), page_dir.resolve())).as_posix()
+            )
     return found
 
 
-def main(*, scores_dirs: Sequence[Path], course_path: CourseFile, html_path: Path | None, roster: Path | None,
-         allow_stale: bool, similarity: Path | None) -> ExitStatus:
+def main(
+    *,
+    scores_dirs: Sequence[Path],
+    course_path: CourseFile,
+    html_path: Path | None,
+    roster: Path | None,
+    allow_stale: bool,
+    similarity: Path | None,
+) -> ExitStatus:
     """Print the class report of ``scores_dirs`` and, with ``html_path``, write its page there."""
-    found = reports(scores_dirs, course_path, roster, allow_stale, similarity,
-                    html_path.parent if html_path is not None else None)
-    if html_path is not None:                           # drawn first: a missing extra fails before any output
+    found = reports(
+        scores_dirs,
+        course_path,
+        roster,
+        allow_stale,
+        similarity,
+        html_path.parent if html_path is not None else None,
+    )
+    if html_path is not None:  # drawn first: a missing extra fails before any output
         from grader.feedback import classpage
         from grader.report import write_atomic
 
-        title = load_course(CourseFile(course_path.path, found[0].name)).title if len(found) == 1 else \
-            ", ".join(r.name for r in found)
+        title = (
+            load_course(CourseFile(course_path.path, found[0].name)).title
+            if len(found) == 1
+            else ", ".join(r.name for r in found)
+        )
         page = classpage.render(found, title)
     out = console()
     for report in found:

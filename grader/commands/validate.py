@@ -1,6 +1,7 @@
-"""``grade validate``: the course is consistent: every problem has its stub, solution and hidden suite, the
-reference scores full marks and the stubs zero on every suite.
+"""``grade validate``: the course is consistent: every problem has its stub, solution and hidden
+suite, the reference scores full marks and the stubs zero on every suite.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,19 +36,36 @@ def main(*, course_path: Path) -> ExitStatus:
     jobs = [Job("reference", course.solutions), Job("stubs", course.exercises)]
     if note := fallback_note():
         click.echo(note, err=True)
-    # the author is shown why a hidden test failed the reference, as a public test's failure is shown
+    # the author is shown why a hidden test failed the reference, as a public test's failure is
+    # shown
     shown = dataclasses.replace(course, release_hidden_details=True)
-    executors.run(shown, jobs, lambda g: docs.append(scoring.score(course, g, hidden=True)), hidden=True,
-                  level=available_levels()[0])
+    executors.run(
+        shown,
+        jobs,
+        lambda g: docs.append(scoring.score(course, g, hidden=True)),
+        hidden=True,
+        level=available_levels()[0],
+    )
     reference, stubs = docs
     report.summary_table(docs, console(), title=f"{course.assignment}: validation")
     for problem in reference["problems"]:
-        share = sum(t["max_score"] for t in reference["tests"] if t["problem"] == problem["name"] and t.get("property"))
-        click.echo(f"{problem['name']}: property tests {share:g} of {problem['max_score']:g} points "
-                   f"({share / problem['max_score']:.0%})" if problem["max_score"] else f"{problem['name']}: no points")
+        share = sum(
+            t["max_score"]
+            for t in reference["tests"]
+            if t["problem"] == problem["name"] and t.get("property")
+        )
+        click.echo(
+            f"{problem['name']}: property tests {share:g} of {problem['max_score']:g} points "
+            f"({share / problem['max_score']:.0%})"
+            if problem["max_score"]
+            else f"{problem['name']}: no points"
+        )
     for ref_p, stub_p in zip(reference["problems"], stubs["problems"]):
         if ref_p["score"] != ref_p["max_score"]:
-            click.echo(f"{ref_p['name']}: the reference scores {ref_p['score']:g}/{ref_p['max_score']:g}", err=True)
+            click.echo(
+                f"{ref_p['name']}: the reference scores {ref_p['score']:g}/{ref_p['max_score']:g}",
+                err=True,
+            )
             for t in reference["tests"]:
                 if t["problem"] == ref_p["name"] and t["status"] != "passed":
                     click.echo(f"  {t['name']}: {t['output']}", err=True)

@@ -1,4 +1,6 @@
-"""Reading course.json's fields: each wrong one is a one-line :class:`GradeError` naming the file and the field."""
+"""Reading course.json's fields: each wrong one is a one-line :class:`GradeError` naming the file
+and the field."""
+
 from __future__ import annotations
 
 import difflib
@@ -17,8 +19,8 @@ def _fail(path: Path, field: str, message: str) -> GradeError:
 
 
 def _only_known(data: dict, known: Iterable[str], path: Path, where: str = "") -> None:
-    """A key that nothing reads is a typo until shown otherwise (``"limts"`` would silently be no limits):
-    one line naming it and the closest known key."""
+    """A key that nothing reads is a typo until shown otherwise (``"limts"`` would silently be no
+    limits): one line naming it and the closest known key."""
     known = sorted(known)
     for key in data:
         if key not in known:
@@ -34,7 +36,7 @@ def _get(data: dict, key: str, kind, path: Path, where: str, default: Any = ...)
             raise _fail(path, field, "is missing")
         return default
     value = data[key]
-    if kind is float:                                    # NaN and inf too: json reads both
+    if kind is float:  # NaN and inf too: json reads both
         ok = type(value) in (int, float) and math.isfinite(value) and value >= 0
         expected = "a number >= 0"
     elif kind is str:
@@ -48,8 +50,16 @@ def _get(data: dict, key: str, kind, path: Path, where: str, default: Any = ...)
     return value
 
 
-def _number(data: dict, key: str, path: Path, where: str, least: float, most: float, unit: str = "",
-            whole: bool = False) -> float:
+def _number(
+    data: dict,
+    key: str,
+    path: Path,
+    where: str,
+    least: float,
+    most: float,
+    unit: str = "",
+    whole: bool = False,
+) -> float:
     """``data[key]``, a finite number from ``least`` to ``most`` (``whole``: an integer, returned
     as an int; ``2048.0`` is one). Outside, it fails every submission alike, or bounds nothing."""
     value = data[key]
@@ -58,8 +68,11 @@ def _number(data: dict, key: str, path: Path, where: str, least: float, most: fl
         number = float(value).is_integer()
     if not number or not least <= value <= most:
         kind = ("a whole number" if whole else "a number") + (f" of {unit}" if unit else "")
-        raise _fail(path, f"{where}{key}",
-                    f"must be {kind} from {least:g} to {most:g}, got {json.dumps(value)[:60]}")
+        raise _fail(
+            path,
+            f"{where}{key}",
+            f"must be {kind} from {least:g} to {most:g}, got {json.dumps(value)[:60]}",
+        )
     return int(value) if whole else value
 
 
@@ -79,6 +92,7 @@ def _name(data: dict, path: Path, at: str) -> str:
     """The assignment's name (``assignment``)."""
     name = _get(data, "assignment", str, path, at)
     if not ASSIGNMENT.match(name):
-        raise _fail(path, at + "assignment",
-                    f"must be letters, digits, '.', '-' or '_', got {name[:60]!r}")
+        raise _fail(
+            path, at + "assignment", f"must be letters, digits, '.', '-' or '_', got {name[:60]!r}"
+        )
     return name

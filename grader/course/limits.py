@@ -2,6 +2,7 @@
 
 Plain data and stdlib only: reading course.json imports neither the sandbox nor numpy.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -24,8 +25,8 @@ RANGES = {
     "import_budget": (0.1, 86400.0, "CPU seconds", False),
     "problem_wall": (1.0, 86400.0, "wall-clock seconds", False),
     "submission_wall": (1.0, 604800.0, "wall-clock seconds", False),
-    "memory_mb": (256, 1 << 20, "MiB", True),        # numpy and the suites' arrays need room
-    "output_kb": (1, 16 << 10, "KiB", True),         # the worker's log is capped at 16 MiB
+    "memory_mb": (256, 1 << 20, "MiB", True),  # numpy and the suites' arrays need room
+    "output_kb": (1, 16 << 10, "KiB", True),  # the worker's log is capped at 16 MiB
 }
 # a limit without a range of its own (one added later): seconds, say; never 0, NaN or inf
 OTHER_RANGE = (0.1, 86400.0, "", False)
@@ -35,23 +36,24 @@ OTHER_RANGE = (0.1, 86400.0, "", False)
 class Limits:
     """Resource limits for one submission's worker (all from course.json ``limits``).
 
-    Times are CPU seconds of the student's worker (the same on a loaded machine as on an idle one), with
-    a wall-clock backstop WALL_FACTOR times larger for code that sleeps or blocks.
+    Times are CPU seconds of the student's worker (the same on a loaded machine as on an idle one),
+    with a wall-clock backstop WALL_FACTOR times larger for code that sleeps or blocks.
 
     :param call_timeout: CPU seconds for one call.
     :param problem_budget: CPU seconds for all the calls of one problem.
     :param submission_budget: CPU seconds for all the calls of one submission.
     :param memory_mb: address-space limit of the worker, MiB.
     :param output_kb: student output kept per call, KiB.
-    :param import_timeout: CPU seconds for importing one of the submission's modules (before its first
-        call, on a budget of its own: neither the call's nor the problem's).
-    :param import_budget: CPU seconds for all the imports of one submission (a worker restarted after a
-        crash imports again).
-    :param problem_wall: wall-clock seconds for all the calls of one problem, and ``submission_wall`` for the
-        whole submission: code that sleeps or waits uses no CPU, and without them held its grader process for
-        as long as it liked (a call's own wall-clock backstop is WALL_FACTOR times its CPU limit).
-    :param imports: the packages the student's code may import besides the standard library (course.json
-        ``imports``); any other import raises ModuleNotFoundError.
+    :param import_timeout: CPU seconds for importing one of the submission's modules (before its
+        first call, on a budget of its own: neither the call's nor the problem's).
+    :param import_budget: CPU seconds for all the imports of one submission (a worker restarted
+        after a crash imports again).
+    :param problem_wall: wall-clock seconds for all the calls of one problem, and
+        ``submission_wall`` for the whole submission: code that sleeps or waits uses no CPU, and
+        without them held its grader process for as long as it liked (a call's own wall-clock
+        backstop is WALL_FACTOR times its CPU limit).
+    :param imports: the packages the student's code may import besides the standard library
+        (course.json ``imports``); any other import raises ModuleNotFoundError.
     """
 
     call_timeout: float = 5.0
@@ -66,9 +68,14 @@ class Limits:
     imports: tuple[str, ...] = ("numpy",)
 
     def worker_limits(self) -> dict:
-        return {"memory_bytes": self.memory_mb << 20, "file_bytes": 16 << 20, "open_files": 64,
-                "cpu_seconds": int(self.submission_budget + self.import_budget) + 10, "processes": 64,
-                "imports": list(self.imports)}
+        return {
+            "memory_bytes": self.memory_mb << 20,
+            "file_bytes": 16 << 20,
+            "open_files": 64,
+            "cpu_seconds": int(self.submission_budget + self.import_budget) + 10,
+            "processes": 64,
+            "imports": list(self.imports),
+        }
 
 
 def checked(data: dict, path: Path, at: str) -> dict:
@@ -77,5 +84,6 @@ def checked(data: dict, path: Path, at: str) -> dict:
     :raises GradeError: one line naming the file and the field (unknown, wrong type, out of range).
     """
     _only_known(data, {f.name for f in fields(Limits)} - {"imports"}, path, at + "limits.")
-    return {key: _number(data, key, path, at + "limits.", *RANGES.get(key, OTHER_RANGE))
-            for key in data}
+    return {
+        key: _number(data, key, path, at + "limits.", *RANGES.get(key, OTHER_RANGE)) for key in data
+    }

@@ -1,1 +1,2 @@
-"""Feedback: comparisons and diffs, the catalogue of known mistakes, trace, the page and its figures."""
+"""Feedback: comparisons and diffs, the catalogue of known mistakes, trace, the page and its
+figures."""

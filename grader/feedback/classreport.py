@@ -1,10 +1,11 @@
-"""The class report's numbers (``grade report``): from one assignment's checked score files to plain data that
-the terminal and the HTML page both show.
+"""The class report's numbers (``grade report``): from one assignment's checked score files to plain
+data that the terminal and the HTML page both show.
 
-Only graded score files count: a grader error is no grade (it is listed apart, never a 0 in a histogram or a
-rate), and files ``grade export`` would refuse (unsigned, edited, stale) are listed with the reason and left
-out. Every share is of the students counted (``Assignment.counted``).
+Only graded score files count: a grader error is no grade (it is listed apart, never a 0 in a
+histogram or a rate), and files ``grade export`` would refuse (unsigned, edited, stale) are listed
+with the reason and left out. Every share is of the students counted (``Assignment.counted``).
 """
+
 from __future__ import annotations
 
 import re
@@ -31,7 +32,8 @@ class TestRate:
 
 @dataclass(frozen=True)
 class Diagnosed:
-    """A known mistake (its catalogue id and the sentence students were shown) and the students who made it."""
+    """A known mistake (its catalogue id and the sentence students were shown) and the students who
+    made it."""
 
     mistake: str
     message: str
@@ -46,8 +48,8 @@ class Problem:
     name: str
     max_score: float
     scores: tuple[float, ...]
-    lost: float                       # points lost by all counted students together
-    lost_share: float                 # of all points the class lost, on every problem
+    lost: float  # points lost by all counted students together
+    lost_share: float  # of all points the class lost, on every problem
 
     @property
     def mean(self) -> float:
@@ -56,8 +58,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class Late:
-    """A late submission, one with an extension, or one with no readable submission time (``flag``: what was
-    missing, and what the course counts it as)."""
+    """A late submission, one with an extension, or one with no readable submission time (``flag``:
+    what was missing, and what the course counts it as)."""
 
     student: str
     days_late: int
@@ -70,7 +72,8 @@ class Late:
 
 @dataclass(frozen=True)
 class Adjusted:
-    """An instructor's change to a problem's score (the overrides file), as the score file records it."""
+    """An instructor's change to a problem's score (the overrides file), as the score file records
+    it."""
 
     student: str
     problem: str
@@ -81,7 +84,8 @@ class Adjusted:
 
 @dataclass(frozen=True)
 class Student:
-    """A counted student's row: total, each problem's points (by name) and the mistakes diagnosed."""
+    """A counted student's row: total, each problem's points (by name) and the mistakes
+    diagnosed."""
 
     student: str
     score: float
@@ -89,7 +93,7 @@ class Student:
     mistakes: tuple[str, ...]
     blank: bool = False
     late: bool = False
-    zeros: tuple[tuple[str, str], ...] = ()     # (problem, why it scored 0): :func:`zero_reason`
+    zeros: tuple[tuple[str, str], ...] = ()  # (problem, why it scored 0): :func:`zero_reason`
 
 
 @dataclass(frozen=True)
@@ -98,18 +102,22 @@ class Assignment:
 
     name: str
     max_score: float
-    students: tuple[Student, ...]               # the counted ones: graded and trusted, by student id
+    students: tuple[Student, ...]  # the counted ones: graded and trusted, by student id
     problems: tuple[Problem, ...]
-    tests: tuple[TestRate, ...]                 # most failed first
-    diagnoses: tuple[Diagnosed, ...]            # most students first
-    grader_errors: tuple[tuple[str, str], ...]  # (student, the grader's message): no grade, not counted
-    refused: tuple[tuple[str, str], ...]        # (student, "file: why"): left out, as grade export leaves them out
+    tests: tuple[TestRate, ...]  # most failed first
+    diagnoses: tuple[Diagnosed, ...]  # most students first
+    grader_errors: tuple[
+        tuple[str, str], ...
+    ]  # (student, the grader's message): no grade, not counted
+    refused: tuple[
+        tuple[str, str], ...
+    ]  # (student, "file: why"): left out, as grade export leaves them out
     blank: tuple[str, ...]
-    missing: tuple[str, ...]                    # in the roster (or another assignment's folder), no score file here
+    missing: tuple[str, ...]  # in the roster (or another assignment's folder), no score file here
     late: tuple[Late, ...]
     adjusted: tuple[Adjusted, ...] = ()
-    similar: object | None = None               # grader.feedback.similarity.Similarity (if asked)
-    pages: Mapping[str, str] = field(default_factory=dict)   # student -> a link to their page
+    similar: object | None = None  # grader.feedback.similarity.Similarity (if asked)
+    pages: Mapping[str, str] = field(default_factory=dict)  # student -> a link to their page
 
     @property
     def counted(self) -> int:
@@ -127,19 +135,37 @@ class Assignment:
     def median(self) -> float:
         ordered = sorted(self.totals)
         n = len(ordered)
-        return 0.0 if not n else ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+        return (
+            0.0
+            if not n
+            else ordered[n // 2]
+            if n % 2
+            else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+        )
 
 
-def build(name: str, docs: Sequence[dict], refused: Sequence[tuple[str, str]] = (),
-          expected: Iterable[str] = ()) -> Assignment:
+def build(
+    name: str,
+    docs: Sequence[dict],
+    refused: Sequence[tuple[str, str]] = (),
+    expected: Iterable[str] = (),
+) -> Assignment:
     """The report of one assignment.
 
-    :param docs: its schema-valid score files that were not refused (grader errors included: listed apart).
-    :param refused: (student, "file: why") per refused file (see ``grader.commands.export.refusal``).
-    :param expected: every student who should have a score file here (the roster, or the other assignments').
+    :param docs: its schema-valid score files that were not refused (grader errors included: listed
+        apart).
+    :param refused: (student, "file: why") per refused file (see
+        ``grader.commands.export.refusal``).
+    :param expected: every student who should have a score file here (the roster, or the other
+        assignments').
     """
-    errors = tuple(sorted((d["student"], d.get("error") or "no message") for d in docs
-                          if d["status"] == "grader_error"))
+    errors = tuple(
+        sorted(
+            (d["student"], d.get("error") or "no message")
+            for d in docs
+            if d["status"] == "grader_error"
+        )
+    )
     graded = sorted((d for d in docs if d["status"] != "grader_error"), key=lambda d: d["student"])
     names = [(p["name"], p["max_score"]) for p in graded[0]["problems"]] if graded else []
     if not graded and docs:
@@ -147,18 +173,29 @@ def build(name: str, docs: Sequence[dict], refused: Sequence[tuple[str, str]] = 
     scores = {n: [_problem_score(d, n) for d in graded] for n, _ in names}
     lost = {n: sum(m - s for s in scores[n]) for n, m in names}
     all_lost = sum(lost.values())
-    problems = tuple(Problem(n, m, tuple(scores[n]), lost[n], lost[n] / all_lost if all_lost else 0.0)
-                     for n, m in names)
+    problems = tuple(
+        Problem(n, m, tuple(scores[n]), lost[n], lost[n] / all_lost if all_lost else 0.0)
+        for n, m in names
+    )
     seen = {d["student"] for d in docs} | {student for student, _ in refused}
     return Assignment(
-        name=name, max_score=max((d["max_score"] for d in docs), default=0.0),
-        students=tuple(_student(d) for d in graded), problems=problems, tests=_rates(graded),
-        diagnoses=_diagnoses(graded), grader_errors=errors, refused=tuple(refused),
+        name=name,
+        max_score=max((d["max_score"] for d in docs), default=0.0),
+        students=tuple(_student(d) for d in graded),
+        problems=problems,
+        tests=_rates(graded),
+        diagnoses=_diagnoses(graded),
+        grader_errors=errors,
+        refused=tuple(refused),
         blank=tuple(d["student"] for d in graded if d.get("blank")),
         missing=tuple(sorted(set(expected) - seen)),
         late=tuple(_late(d) for d in graded if _is_late(d)),
-        adjusted=tuple(Adjusted(d["student"], a["problem"], a["applied"], a["reason"], a["by"])
-                       for d in graded for a in d.get("adjustments", ())))
+        adjusted=tuple(
+            Adjusted(d["student"], a["problem"], a["applied"], a["reason"], a["by"])
+            for d in graded
+            for a in d.get("adjustments", ())
+        ),
+    )
 
 
 def _is_late(doc: dict) -> bool:
@@ -169,10 +206,20 @@ def _is_late(doc: dict) -> bool:
 
 def _late(doc: dict) -> Late:
     late = doc["late"]
-    flag = f"no timestamp ({late['timestamp']}), counted as {late.get('counted_as', '?')}" \
-        if late.get("timestamp") else ""
-    return Late(doc["student"], late.get("days_late", 0), late["penalty"], late["raw_score"], doc["score"],
-                str(late.get("extension") or ""), flag)
+    flag = (
+        f"no timestamp ({late['timestamp']}), counted as {late.get('counted_as', '?')}"
+        if late.get("timestamp")
+        else ""
+    )
+    return Late(
+        doc["student"],
+        late.get("days_late", 0),
+        late["penalty"],
+        late["raw_score"],
+        doc["score"],
+        str(late.get("extension") or ""),
+        flag,
+    )
 
 
 def _problem_score(doc: dict, name: str) -> float:
@@ -180,21 +227,45 @@ def _problem_score(doc: dict, name: str) -> float:
 
 
 def _student(doc: dict) -> Student:
-    mistakes = sorted({t["diagnosis"] for t in doc["tests"] if t.get("diagnosis") and t["status"] != "passed"})
-    zeros = tuple((p["name"], zero_reason(doc, p["name"])) for p in doc["problems"]
-                  if p["score"] == 0 and p["max_score"] > 0)
-    return Student(doc["student"], doc["score"], {p["name"]: p["score"] for p in doc["problems"]}, tuple(mistakes),
-                   bool(doc.get("blank")), bool((doc.get("late") or {}).get("days_late")), zeros)
+    mistakes = sorted(
+        {t["diagnosis"] for t in doc["tests"] if t.get("diagnosis") and t["status"] != "passed"}
+    )
+    zeros = tuple(
+        (p["name"], zero_reason(doc, p["name"]))
+        for p in doc["problems"]
+        if p["score"] == 0 and p["max_score"] > 0
+    )
+    return Student(
+        doc["student"],
+        doc["score"],
+        {p["name"]: p["score"] for p in doc["problems"]},
+        tuple(mistakes),
+        bool(doc.get("blank")),
+        bool((doc.get("late") or {}).get("days_late")),
+        zeros,
+    )
 
 
 # What a zero's first failed test says, and the kind of zero it is (checked in order).
-ZERO_KINDS = (("import error", re.compile(r"^importing \S+ failed|could not be imported|"
-                                          r"ModuleNotFoundError|SyntaxError|IndentationError")),
-              ("not implemented", re.compile(r"not implemented|NotImplementedError")),
-              ("missing function", re.compile(r"no code defines|has no (?:function|attribute)|"
-                                              r"is not defined|not found in|missing")),
-              ("timed out", re.compile(r"timed out|budget|wall-clock")),
-              ("crashed", re.compile(r"crashed|killed|memory")))
+ZERO_KINDS = (
+    (
+        "import error",
+        re.compile(
+            r"^importing \S+ failed|could not be imported|"
+            r"ModuleNotFoundError|SyntaxError|IndentationError"
+        ),
+    ),
+    ("not implemented", re.compile(r"not implemented|NotImplementedError")),
+    (
+        "missing function",
+        re.compile(
+            r"no code defines|has no (?:function|attribute)|"
+            r"is not defined|not found in|missing"
+        ),
+    ),
+    ("timed out", re.compile(r"timed out|budget|wall-clock")),
+    ("crashed", re.compile(r"crashed|killed|memory")),
+)
 
 
 def zero_reason(doc: dict, problem: str) -> str:
@@ -229,8 +300,9 @@ def _rates(graded: Sequence[dict]) -> tuple[TestRate, ...]:
 
 
 def _diagnoses(graded: Sequence[dict]) -> tuple[Diagnosed, ...]:
-    """Each diagnosed mistake, the students whose failed tests it names (each once), and the sentence of its first
-    failed test (a mistake fitted to other numbers may read a little differently for another student)."""
+    """Each diagnosed mistake, the students whose failed tests it names (each once), and the
+    sentence of its first failed test (a mistake fitted to other numbers may read a little
+    differently for another student)."""
     students: dict[str, set[str]] = {}
     message: dict[str, str] = {}
     for doc in graded:
@@ -246,8 +318,11 @@ def _diagnoses(graded: Sequence[dict]) -> tuple[Diagnosed, ...]:
     return tuple(sorted(rows, key=lambda d: (-len(d.students), d.mistake)))
 
 
-def histogram(values: Sequence[float], top: float, bins: int = 10) -> list[tuple[float, float, int]]:
-    """``values`` from 0 to ``top`` in ``bins`` equal bins: (low, high, count); the last bin holds ``top``."""
+def histogram(
+    values: Sequence[float], top: float, bins: int = 10
+) -> list[tuple[float, float, int]]:
+    """``values`` from 0 to ``top`` in ``bins`` equal bins: (low, high, count); the last bin holds
+    ``top``."""
     width = top / bins if top > 0 else 1.0
     counts = [0] * bins
     for v in values:

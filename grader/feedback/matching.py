@@ -11,7 +11,6 @@ import numpy as np
 from grader.feedback.mismatch import Diagnosis, Evidence, Same, family, far_apart
 from grader.feedback.outputs import Outputs
 
-
 Prefer = Union[str, Callable[[str], bool]]
 """The checked function's own mistakes: ids starting with a prefix (``"block."``), or a predicate on
 an id."""

@@ -1,7 +1,9 @@
 """A failed check and what explains it: :class:`Mismatch` (a hidden test's words kept apart from the
-student's value), the :class:`Diagnosis` of a known mistake, and the diagnose protocol a check asks after a
-failure (see :mod:`grader.feedback.mistakes`). The checks themselves are :mod:`grader.feedback.compare`'s.
+student's value), the :class:`Diagnosis` of a known mistake, and the diagnose protocol a check asks
+after a failure (see :mod:`grader.feedback.mistakes`). The checks themselves are
+:mod:`grader.feedback.compare`'s.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,9 +16,10 @@ from grader.errors import GraderFault, StudentError
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A known mistake that a student's output matches: its catalogue id and one line the student can act on.
-    Or a hint (id ``hint.<what>``): a fact about the student's outputs when no known mistake explains them
-    ("right with 1 head, wrong with 2"), true whatever the mistake behind it."""
+    """A known mistake that a student's output matches: its catalogue id and one line the student
+    can act on. Or a hint (id ``hint.<what>``): a fact about the student's outputs when no known
+    mistake explains them ("right with 1 head, wrong with 2"), true whatever the mistake behind
+    it."""
 
     mistake: str
     message: str
@@ -59,9 +62,12 @@ class Evidence:
         return frozenset(family(mid) for mid in self.matched)
 
     def __or__(self, other: "Evidence") -> "Evidence":
-        return Evidence(self.matched | other.matched, self.strong | other.strong,
-                        {**self.best, **other.best},
-                        {**self.owners, **other.owners})
+        return Evidence(
+            self.matched | other.matched,
+            self.strong | other.strong,
+            {**self.best, **other.best},
+            {**self.owners, **other.owners},
+        )
 
 
 def family(mistake_id: str) -> str:
@@ -84,19 +90,21 @@ def far_apart(a: Any, b: Any, same: Same) -> bool:
         try:
             if wide(x, y):
                 return False
-        except Exception:                # e.g. a dict against an array: nothing alike
+        except Exception:  # e.g. a dict against an array: nothing alike
             pass
     return True
 
+
 Diagnose = Callable[[Any, Sequence[Any], Same], "Diagnosis | None"]
-"""``diagnose(got, expected, same)``: the one known mistake ``got`` matches (never one that ``same`` also
-finds in an ``expected`` value), or None."""
+"""``diagnose(got, expected, same)``: the one known mistake ``got`` matches (never one that
+``same`` also finds in an ``expected`` value), or None."""
 
 
 def either(*diagnoses: Diagnose) -> Diagnose:
-    """The first of ``diagnoses`` that names something: the catalogue's known mistakes first, then a test's
-    own hint, a fact about the student's outputs (e.g. "right with one head, wrong with two") that holds
-    whatever the mistake behind it."""
+    """The first of ``diagnoses`` that names something: the catalogue's known mistakes first, then a
+    test's own hint, a fact about the student's outputs (e.g. "right with one head, wrong with two")
+    that holds whatever the mistake behind it."""
+
     def diagnose(got: Any, expected: Sequence[Any], same: Same) -> "Diagnosis | None":
         for candidate in diagnoses:
             found = candidate(got, expected, same)
@@ -131,7 +139,9 @@ def _catalogued(diagnose: Diagnose) -> list:
     return [call for part in parts for call in _catalogued(part)]
 
 
-def diagnosed(err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Sequence[Any], same: Same) -> None:
+def diagnosed(
+    err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Sequence[Any], same: Same
+) -> None:
     """Ask ``diagnose`` about a failed check: the one mistake ``got`` matches, and what the
     catalogue's calls among it weigh (:class:`Evidence`: every mistake it could be, and which this
     input tells apart).
@@ -158,7 +168,7 @@ def diagnosed(err: "Mismatch", diagnose: Diagnose | None, got: Any, expected: Se
         err.diagnosis = err.evidence = None
         try:
             diagnose(expected[0], expected, same)
-        except StudentError:                     # the student's code, in a hint: not the suite's
+        except StudentError:  # the student's code, in a hint: not the suite's
             pass
 
 
@@ -172,26 +182,35 @@ def _union(found: Sequence[Evidence]) -> Evidence:
 class Mismatch(AssertionError):
     """A failed comparison.
 
-    A hidden test's output (:attr:`public`) is made of the grader's own words only. Nothing in it may come
-    from the student's value, not even its shape, dtype, type, keys or how many entries are NaN: their
-    code chooses those, and could write a hidden input into them (say, as the dims of a zero-size array)
-    to read it back in the feedback. What is wrong with their value in particular goes in ``detail``.
+    A hidden test's output (:attr:`public`) is made of the grader's own words only. Nothing in it
+    may come from the student's value, not even its shape, dtype, type, keys or how many entries are
+    NaN: their code chooses those, and could write a hidden input into them (say, as the dims of a
+    zero-size array) to read it back in the feedback. What is wrong with their value in particular
+    goes in ``detail``.
 
-    :param what: the plain sentence saying what was checked, e.g. "layernorm of a 3×4 input with eps = 0.1".
-    :param wrong: what is wrong, in fixed words and facts about the expected value only (its type, shape,
-        key names), e.g. "wrong shape: expected (3, 4)": shown for hidden tests.
+    :param what: the plain sentence saying what was checked, e.g. "layernorm of a 3×4 input with eps
+        = 0.1".
+    :param wrong: what is wrong, in fixed words and facts about the expected value only (its type,
+        shape, key names), e.g. "wrong shape: expected (3, 4)": shown for hidden tests.
     :param detail: the student's value and the numbers: their shape and dtype, errors against the
-        tolerance, indices, an excerpt (public tests only); or a function that makes that text, called
-        only if it is read (a hidden test never shows it).
-    :param arrays: ``{"expected": ..., "got": ...}``, float64 arrays of one shape, for the feedback page.
+        tolerance, indices, an excerpt (public tests only); or a function that makes that text,
+        called only if it is read (a hidden test never shows it).
+    :param arrays: ``{"expected": ..., "got": ...}``, float64 arrays of one shape, for the feedback
+        page.
     """
 
-    def __init__(self, what: str, wrong: str, detail: str | Callable[[], str] = "", *,
-                 arrays: Mapping[str, np.ndarray] | None = None):
+    def __init__(
+        self,
+        what: str,
+        wrong: str,
+        detail: str | Callable[[], str] = "",
+        *,
+        arrays: Mapping[str, np.ndarray] | None = None,
+    ):
         self.what, self.wrong, self._detail = what, wrong, detail
         self.arrays = dict(arrays or {})
         self.diagnosis: Diagnosis | None = None
-        self.evidence: Evidence | None = None   # what the catalogue's calls weighed (None: none)
+        self.evidence: Evidence | None = None  # what the catalogue's calls weighed (None: none)
         super().__init__(what)
 
     @property
@@ -213,8 +232,8 @@ class Mismatch(AssertionError):
 
     @property
     def public(self) -> str:
-        """The sentence, what is wrong, and the diagnosis: no inputs, no expected values, nothing of the
-        student's value."""
+        """The sentence, what is wrong, and the diagnosis: no inputs, no expected values, nothing of
+        the student's value."""
         text = f"{self.what}: {self.wrong}"
         return text + (f"\ndiagnosis: {self.diagnosis.message}" if self.diagnosis else "")
 
@@ -223,7 +242,8 @@ class Mismatch(AssertionError):
         return self.public + (f"\n{self.detail}" if self.detail else "")
 
     def feedback(self, public: bool) -> dict:
-        """What a feedback page may use: the diagnosed mistake's id, and the arrays only when ``public``."""
+        """What a feedback page may use: the diagnosed mistake's id, and the arrays only when
+        ``public``."""
         data: dict = {"diagnosis": self.diagnosis.mistake} if self.diagnosis else {}
         if public and self.arrays:
             data.update(self.arrays)
@@ -234,7 +254,7 @@ def _a(noun: str) -> str:
     return ("an " if noun[0] in "aeiou" else "a ") + noun
 
 
-SHOWN = 200        # characters of a student's value in a detail: not all of a list of 10,000
+SHOWN = 200  # characters of a student's value in a detail: not all of a list of 10,000
 
 
 def _shown(value: Any) -> str:
@@ -253,15 +273,16 @@ def _describe(value: Any) -> str:
 
 
 def split_diagnosis(test: Mapping) -> tuple[str | None, str]:
-    """A score document's test entry -> (the grader's diagnosis message or None, the rest of its output).
+    """A score document's test entry -> (the grader's diagnosis message or None, the rest of its
+    output).
 
-    Only a test the grader diagnosed (its entry has a ``diagnosis`` id) has one, always the output's second
-    line (:attr:`Mismatch.public`): a line "diagnosis: ..." that the student's code printed is
-    part of the output like any other.
+    Only a test the grader diagnosed (its entry has a ``diagnosis`` id) has one, always the output's
+    second line (:attr:`Mismatch.public`): a line "diagnosis: ..." that the student's code printed
+    is part of the output like any other.
     """
     output = test.get("output", "")
     first, _, rest = output.partition("\n")
     line, _, after = rest.partition("\n")
     if test.get("diagnosis") and line.startswith("diagnosis: "):
-        return line[len("diagnosis: "):], first + ("\n" + after if after else "")
+        return line[len("diagnosis: ") :], first + ("\n" + after if after else "")
     return None, output

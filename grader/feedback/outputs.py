@@ -2,6 +2,7 @@
 ``feedback.mistakes_data``, written by ``grade release``): each call looked up by a stable hash of
 the function and its arguments, the outputs as JSON data.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -9,11 +10,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-Outputs = dict[str, list[Any]]       # mistake id -> the outputs of its variants on one call
+Outputs = dict[str, list[Any]]  # mistake id -> the outputs of its variants on one call
 
 
 def call_key(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
-    """A stable hash of a call: the function name and the arguments' types, shapes, dtypes and bytes."""
+    """A stable hash of a call: the function name and the arguments' types, shapes, dtypes and
+    bytes."""
     digest = hashlib.sha256(function.encode())
 
     def feed(value: Any) -> None:
@@ -31,7 +33,7 @@ def call_key(function: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> s
             for item in value:
                 feed(item)
             digest.update(b"]")
-        elif isinstance(value, np.random.Generator):      # by its state: a new one each call, alike
+        elif isinstance(value, np.random.Generator):  # by its state: a new one each call, alike
             digest.update(b"rng")
             feed(value.bit_generator.state)
         else:
@@ -59,11 +61,11 @@ def encode(outputs: Outputs) -> dict:
 
 def _encoded(value: Any) -> Any:
     if isinstance(value, np.ndarray):
-        if value.dtype.kind in "biu":          # token ids, counts, masks: exactly, as they were
+        if value.dtype.kind in "biu":  # token ids, counts, masks: exactly, as they were
             return {"array": value.tolist(), "dtype": value.dtype.str}
         flat = [float(f"{v:.12g}") for v in np.asarray(value, dtype=np.float64).ravel()]
         return {"array": np.array(flat).reshape(value.shape).tolist()}
-    if isinstance(value, np.generic):                   # np.argmax's np.int64, a float64 loss
+    if isinstance(value, np.generic):  # np.argmax's np.int64, a float64 loss
         return value.item()
     if isinstance(value, (list, tuple)):
         return [_encoded(v) for v in value]

@@ -27,6 +27,7 @@ set, a function, an object of a class of the course's) may not travel: the call 
 suite's error. The same types come back from the student's function, and the checks here and in
 :mod:`grader.feedback.compare` take them as they arrive.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,16 @@ import numpy as np
 
 from grader.feedback.mismatch import FAR, Diagnose, Mismatch, _describe, _shown, diagnosed, told
 
-__all__ = ["Tolerance", "FLOAT64", "printed", "assert_float", "assert_int", "assert_ints",
-           "assert_counts", "assert_draws"]
+__all__ = [
+    "Tolerance",
+    "FLOAT64",
+    "printed",
+    "assert_float",
+    "assert_int",
+    "assert_ints",
+    "assert_counts",
+    "assert_draws",
+]
 
 
 @dataclass(frozen=True)
@@ -66,8 +75,11 @@ FLOAT64 = Tolerance(1e-9, 1e-12, "float64 sums taken in another order differ in 
 def printed(decimals: int) -> Tolerance:
     """The tolerance of a number printed with ``decimals`` decimals (a worked example's): half a
     unit of the last decimal, so a number one digit off in it fails."""
-    return Tolerance(0.0, 0.5 * 10.0 ** -decimals,
-                     f"a number printed with {decimals} decimals, within half a unit of the last")
+    return Tolerance(
+        0.0,
+        0.5 * 10.0**-decimals,
+        f"a number printed with {decimals} decimals, within half a unit of the last",
+    )
 
 
 def _integer(value: Any) -> bool:
@@ -79,43 +91,61 @@ def _real(value: Any) -> bool:
     """A number (not a bool), or a numeric array with no axes (what ``np.asarray`` of one gives)."""
     if type(value) is np.ndarray:
         return value.shape == () and value.dtype.kind in "iuf"
-    return isinstance(value, (int, float, np.integer, np.floating)) \
-        and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
-def assert_float(got: Any, expected: float, *, what: str, tol: Tolerance = FLOAT64,
-                 diagnose: Diagnose | None = None) -> None:
+def assert_float(
+    got: Any,
+    expected: float,
+    *,
+    what: str,
+    tol: Tolerance = FLOAT64,
+    diagnose: Diagnose | None = None,
+) -> None:
     """One float (a loss, a norm, a probability) within ``tol`` of ``expected``. An int, or an array
     of no axes, is a float here; NaN or inf where ``expected`` is finite is said before any number.
 
     :raises Mismatch: not a number, not finite, or outside the tolerance (its figures and its why).
     """
+
     def same(a: Any, b: Any) -> bool:
         if not _real(a):
             return False
         a, b = float(a), float(b)
         return a == b or abs(a - b) <= tol.allowed(b)
 
-    def loose(a: Any, b: Any) -> bool:      # FAR tolerances: what tells two values apart for sure
-        return same(a, b) or (_real(a) and _real(b)
-                              and abs(float(a) - float(b)) <= FAR * tol.allowed(float(b)))
+    def loose(a: Any, b: Any) -> bool:  # FAR tolerances: what tells two values apart for sure
+        return same(a, b) or (
+            _real(a) and _real(b) and abs(float(a) - float(b)) <= FAR * tol.allowed(float(b))
+        )
 
     same.loose = loose
     expected = float(expected)
     err = None
     if not _real(got):
-        err = Mismatch(what, "expected a number (a float), got another kind of value",
-                       f"yours: {_describe(got)}")
+        err = Mismatch(
+            what,
+            "expected a number (a float), got another kind of value",
+            f"yours: {_describe(got)}",
+        )
     elif not math.isfinite(float(got)) and math.isfinite(expected):
-        err = Mismatch(what, "your value is NaN or inf where the expected one is finite",
-                       f"yours {float(got)!r}")
+        err = Mismatch(
+            what,
+            "your value is NaN or inf where the expected one is finite",
+            f"yours {float(got)!r}",
+        )
     elif not same(got, expected):
         value = float(got)
-        err = Mismatch(what, f"not within the tolerance of the expected value ({tol})",
-                       f"yours {value:.10g}, expected {expected:.10g}: off by "
-                       f"{value - expected:+.3g}, more than the {tol.allowed(expected):.3g} "
-                       "allowed")
-    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
+        err = Mismatch(
+            what,
+            f"not within the tolerance of the expected value ({tol})",
+            f"yours {value:.10g}, expected {expected:.10g}: off by "
+            f"{value - expected:+.3g}, more than the {tol.allowed(expected):.3g} "
+            "allowed",
+        )
+    told(diagnose, same)  # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err
@@ -127,33 +157,47 @@ def assert_int(got: Any, expected: int, *, what: str, diagnose: Diagnose | None 
 
     :raises Mismatch: not an integer, or another one (the detail: both, and the difference).
     """
+
     def same(a: Any, b: Any) -> bool:
         return _integer(a) and int(a) == int(b)
 
     err = None
     if not _integer(got):
-        err = Mismatch(what, "expected an integer (integers are compared exactly), got another "
-                             "kind of value", f"yours: {_describe(got)}")
+        err = Mismatch(
+            what,
+            "expected an integer (integers are compared exactly), got another kind of value",
+            f"yours: {_describe(got)}",
+        )
     elif not same(got, expected):
-        err = Mismatch(what, "not the expected integer (integers are compared exactly)",
-                       f"yours {int(got):,}, expected {int(expected):,} "
-                       f"(off by {int(got) - int(expected):+,})")
-    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
+        err = Mismatch(
+            what,
+            "not the expected integer (integers are compared exactly)",
+            f"yours {int(got):,}, expected {int(expected):,} "
+            f"(off by {int(got) - int(expected):+,})",
+        )
+    told(diagnose, same)  # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err
 
 
-SHOWN_ENTRIES = 8       # differing entries of an integer array listed in a detail
+SHOWN_ENTRIES = 8  # differing entries of an integer array listed in a detail
 
 
 def _ints_mismatch(got: Any, expected: np.ndarray, what: str) -> Mismatch | None:
     if type(got) is not np.ndarray:
-        return Mismatch(what, f"expected a numpy array of integers of shape {expected.shape}, got "
-                              "another kind of value", f"yours: {_describe(got)}")
+        return Mismatch(
+            what,
+            f"expected a numpy array of integers of shape {expected.shape}, got "
+            "another kind of value",
+            f"yours: {_describe(got)}",
+        )
     if got.dtype.kind not in "iu":
-        return Mismatch(what, "wrong dtype: expected an integer array (integers are compared "
-                              "exactly)", f"yours: {_describe(got)}")
+        return Mismatch(
+            what,
+            "wrong dtype: expected an integer array (integers are compared exactly)",
+            f"yours: {_describe(got)}",
+        )
     if got.shape != expected.shape:
         return Mismatch(what, f"wrong shape: expected {expected.shape}", f"yours: {_describe(got)}")
     off = got != expected
@@ -161,10 +205,14 @@ def _ints_mismatch(got: Any, expected: np.ndarray, what: str) -> Mismatch | None
         return None
     lines = [f"{int(off.sum())} of {off.size} entries differ; the first:"] + [
         f"  [{', '.join(map(str, at))}]: yours {got[tuple(at)]}, expected {expected[tuple(at)]}"
-        for at in np.argwhere(off)[:SHOWN_ENTRIES]]
-    return Mismatch(what, "entries differ from the expected ones (integers are compared exactly)",
-                    "\n".join(lines), arrays={"expected": expected.astype(np.float64),
-                                              "got": got.astype(np.float64)})
+        for at in np.argwhere(off)[:SHOWN_ENTRIES]
+    ]
+    return Mismatch(
+        what,
+        "entries differ from the expected ones (integers are compared exactly)",
+        "\n".join(lines),
+        arrays={"expected": expected.astype(np.float64), "got": got.astype(np.float64)},
+    )
 
 
 def assert_ints(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None = None) -> None:
@@ -182,7 +230,7 @@ def assert_ints(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None
         return _ints_mismatch(a, np.asarray(b), what) is None
 
     err = _ints_mismatch(got, expected, what)
-    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
+    told(diagnose, same)  # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err
@@ -190,9 +238,12 @@ def assert_ints(got: Any, expected: Any, *, what: str, diagnose: Diagnose | None
 
 def _counts_mismatch(got: Any, expected: Mapping[str, int], what: str) -> Mismatch | None:
     if type(got) is not dict:
-        return Mismatch(what, f"expected a dict with keys {sorted(expected)}, got another kind of "
-                              "value", f"yours: {_describe(got)}")
-    missing = sorted(set(expected) - set(got))      # the expected keys may be named, never theirs
+        return Mismatch(
+            what,
+            f"expected a dict with keys {sorted(expected)}, got another kind of value",
+            f"yours: {_describe(got)}",
+        )
+    missing = sorted(set(expected) - set(got))  # the expected keys may be named, never theirs
     extra = sorted((k for k in got if k not in expected), key=str)
     wrong = [k for k in expected if k in got and not (_integer(got[k]) and got[k] == expected[k])]
     if not (missing or extra or wrong):
@@ -202,14 +253,17 @@ def _counts_mismatch(got: Any, expected: Mapping[str, int], what: str) -> Mismat
     if wrong:
         noun = "is not the expected count" if len(wrong) == 1 else "are not the expected counts"
         said.append(f"{', '.join(map(repr, wrong))} {noun}")
-    lines = [f"{k!r}: yours {_shown(got[k])}, expected {expected[k]:,} " + (
-        f"(off by {int(got[k]) - expected[k]:+,})" if _integer(got[k]) else "(not an integer)")
-        for k in wrong] + [f"keys not expected: {_shown(extra)}"] * bool(extra)
+    lines = [
+        f"{k!r}: yours {_shown(got[k])}, expected {expected[k]:,} "
+        + (f"(off by {int(got[k]) - expected[k]:+,})" if _integer(got[k]) else "(not an integer)")
+        for k in wrong
+    ] + [f"keys not expected: {_shown(extra)}"] * bool(extra)
     return Mismatch(what, "; ".join(said) + " (counts are compared exactly)", "\n".join(lines))
 
 
-def assert_counts(got: Any, expected: Mapping[str, int], *, what: str,
-                  diagnose: Diagnose | None = None) -> None:
+def assert_counts(
+    got: Any, expected: Mapping[str, int], *, what: str, diagnose: Diagnose | None = None
+) -> None:
     """A dict of counts (parameters by part, tokens by kind) with exactly ``expected``'s keys, each
     value an integer equal to the expected one. Every difference is said at once: the missing keys
     by name, that there are others (named in the detail only: they are the student's), and each
@@ -223,13 +277,13 @@ def assert_counts(got: Any, expected: Mapping[str, int], *, what: str,
         return _counts_mismatch(a, b, what) is None
 
     err = _counts_mismatch(got, expected, what)
-    told(diagnose, same)                    # pass or fail: grade release notes its tolerance
+    told(diagnose, same)  # pass or fail: grade release notes its tolerance
     if err is not None:
         diagnosed(err, diagnose, got, [expected], same)
         raise err
 
 
-SEARCHED = 10_000     # 64-bit words searched either way to say how far apart two generators are
+SEARCHED = 10_000  # 64-bit words searched either way to say how far apart two generators are
 
 
 def _state_equal(a: Any, b: Any) -> bool:
@@ -258,8 +312,10 @@ def _draws_detail(got: np.random.Generator, expected: np.random.Generator) -> st
         return f"yours is a {kinds[0]} generator, expected a {kinds[1]} one"
     for n, word in ((_words_apart(expected, got), "more"), (_words_apart(got, expected), "fewer")):
         if n is not None:
-            return (f"yours drew {n:,} 64-bit word{'s' * (n != 1)} {word} than expected (a float "
-                    "of rng.random() takes one; rng.normal() and bounded integers one or more)")
+            return (
+                f"yours drew {n:,} 64-bit word{'s' * (n != 1)} {word} than expected (a float "
+                "of rng.random() takes one; rng.normal() and bounded integers one or more)"
+            )
     return f"yours is not within {SEARCHED:,} words of the expected state (draws of another kind?)"
 
 
@@ -272,9 +328,15 @@ def assert_draws(got: Any, expected: np.random.Generator, *, what: str) -> None:
     :raises Mismatch: not a Generator, or in another state.
     """
     if not isinstance(got, np.random.Generator):
-        raise Mismatch(what, "expected a numpy random Generator, got another kind of value",
-                       f"yours: {_describe(got)}")
+        raise Mismatch(
+            what,
+            "expected a numpy random Generator, got another kind of value",
+            f"yours: {_describe(got)}",
+        )
     if not _state_equal(got.bit_generator.state, expected.bit_generator.state):
-        raise Mismatch(what, "the generator is not in the state the specification leaves it in: "
-                             "your function drew another number or kind of random values from it",
-                       lambda: _draws_detail(got, expected))
+        raise Mismatch(
+            what,
+            "the generator is not in the state the specification leaves it in: "
+            "your function drew another number or kind of random values from it",
+            lambda: _draws_detail(got, expected),
+        )

@@ -1,1 +1,2 @@
-"""Grading: the results (Job, TestResult, Graded), the pytest plugin and its call plan, the executors."""
+"""Grading: the results (Job, TestResult, Graded), the pytest plugin and its call plan, the
+executors."""

@@ -1,6 +1,7 @@
-"""A test's verdict from what it raised: its status, its kind, and the words the student sees (a public
-test's values and output; a hidden test's grader-chosen words only); and one submission's verdicts as its tests
-end (:class:`Verdicts`)."""
+"""A test's verdict from what it raised: its status, its kind, and the words the student sees (a
+public test's values and output; a hidden test's grader-chosen words only); and one submission's
+verdicts as its tests end (:class:`Verdicts`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,10 +19,11 @@ from grader.grading.results import TestResult
 class Test:
     """What the runner knows of a collected test before it runs.
 
-    :param public: the student may see its values and output (a public suite's, or a hidden one's when the
-        course releases hidden details), unless it runs beside the reference's ``components``.
-    :param uses: the other problems' modules its problem uses; ``components``: those that are the reference's in
-        the worker that runs it (:mod:`grader.grading.phases`).
+    :param public: the student may see its values and output (a public suite's, or a hidden one's
+        when the course releases hidden details), unless it runs beside the reference's
+        ``components``.
+    :param uses: the other problems' modules its problem uses; ``components``: those that are the
+        reference's in the worker that runs it (:mod:`grader.grading.phases`).
     """
 
     name: str
@@ -34,6 +36,7 @@ class Test:
     uses: tuple[str, ...] = ()
     components: tuple[str, ...] = ()
 
+
 MAX_SHOWN_OUTPUT = 2000
 
 
@@ -45,37 +48,71 @@ def verdict(exc: BaseException, public: bool, function_output: str) -> tuple[str
         status, kind = "error", exc.kind
         text = exc.public + (f"\n{exc.detail}" if exc.detail else "") if public else exc.message
     elif isinstance(exc, AssertionError):
-        status, kind, text = "failed", "assertion", (str(exc) or "assertion failed") if public else "assertion failed"
+        status, kind, text = (
+            "failed",
+            "assertion",
+            (str(exc) or "assertion failed") if public else "assertion failed",
+        )
     elif isinstance(exc, pytest.fail.Exception):
         status, kind, text = "failed", "assertion", (exc.msg or "failed") if public else "failed"
     elif isinstance(exc, pytest.skip.Exception):
         status, kind, text = "failed", "skipped", "skipped: a skipped test earns no points"
     else:
-        status, kind = "error", "grader_error"         # a suite's own error: its text may hold a student value
-        text = f"error in the test itself: {type(exc).__name__}: {exc}" if public else "error in the test itself"
+        status, kind = (
+            "error",
+            "grader_error",
+        )  # a suite's own error: its text may hold a student value
+        text = (
+            f"error in the test itself: {type(exc).__name__}: {exc}"
+            if public
+            else "error in the test itself"
+        )
     if public and function_output.strip():
-        shown = function_output if len(function_output) <= MAX_SHOWN_OUTPUT else (
-            function_output[:MAX_SHOWN_OUTPUT] + "\n[... output cut ...]")
+        shown = (
+            function_output
+            if len(function_output) <= MAX_SHOWN_OUTPUT
+            else (function_output[:MAX_SHOWN_OUTPUT] + "\n[... output cut ...]")
+        )
         text += f"\nyour code printed:\n{shown.rstrip()}"
     return status, kind, text
 
 
-def components_note(problem: str, reference: tuple[str, ...], uses: tuple[str, ...], public: bool,
-                    failing: tuple[str, ...] = ()) -> str:
-    """What a dependent problem's failed test ran with: the reference's modules (``reference``: in a public test
-    it says why its values and output are not shown), or the student's own (``uses``, where no reference is;
-    ``failing``: those of them that fail their own tests)."""
+def components_note(
+    problem: str,
+    reference: tuple[str, ...],
+    uses: tuple[str, ...],
+    public: bool,
+    failing: tuple[str, ...] = (),
+) -> str:
+    """What a dependent problem's failed test ran with: the reference's modules (``reference``: in a
+    public test it says why its values and output are not shown), or the student's own (``uses``,
+    where no reference is; ``failing``: those of them that fail their own tests)."""
     if reference:
-        return (f"\n(your {problem} ran with the course's own {_listed(reference)}, so that only its own lines "
-                "are graded here; what it printed and its own numbers are not shown: grade check shows them with "
-                "yours)") if public else ""
+        return (
+            (
+                f"\n(your {problem} ran with the course's own {_listed(reference)}, so that only "
+                "its own lines "
+                "are graded here; what it printed and its own numbers are not shown: grade check "
+                "shows them with "
+                "yours)"
+            )
+            if public
+            else ""
+        )
     if failing:
-        return (f"\n(checked here with your own {_listed(uses)}; your {_listed(failing)} "
-                f"{'fails' if len(failing) == 1 else 'fail'} its own tests, which may be all that is wrong here: "
-                f"fix {'it' if len(failing) == 1 else 'them'} first. When graded, {problem} runs with the course's.)")
+        return (
+            f"\n(checked here with your own {_listed(uses)}; your {_listed(failing)} "
+            f"{'fails' if len(failing) == 1 else 'fail'} its own tests, which may be all that is "
+            "wrong here: "
+            f"fix {'it' if len(failing) == 1 else 'them'} first. When graded, {problem} runs with "
+            "the course's.)"
+        )
     if uses:
-        return (f"\n(checked here with your own {_listed(uses)}; when graded, {problem} runs with the course's, "
-                "so that only its own lines count)")
+        return (
+            f"\n(checked here with your own {_listed(uses)}; when graded, {problem} runs with the "
+            "course's, "
+            "so that only its own lines count)"
+        )
     return ""
 
 
@@ -84,14 +121,15 @@ def _listed(names: tuple[str, ...]) -> str:
 
 
 class Verdicts:
-    """One submission's verdicts, kept as its tests end: each test's first, with the feedback (diff, diagnosis,
-    figures) the student may see.
+    """One submission's verdicts, kept as its tests end: each test's first, with the feedback (diff,
+    diagnosis, figures) the student may see.
 
-    A test run beside the reference's components shows the grader's words only, as a hidden test does: what the
-    student's code printed, raised or returned there could carry the reference's source or values. A test of a
-    problem run with the student's own components, one of which failed its own tests, names no mistake: its output
-    may be that component's mistake seen through this problem's lines (the block around a LayerNorm that ignores
-    gamma matches a block that does not pass gamma on).
+    A test run beside the reference's components shows the grader's words only, as a hidden test
+    does: what the student's code printed, raised or returned there could carry the reference's
+    source or values. A test of a problem run with the student's own components, one of which failed
+    its own tests, names no mistake: its output may be that component's mistake seen through this
+    problem's lines (the block around a LayerNorm that ignores gamma matches a block that does not
+    pass gamma on).
 
     A known mistake is named for a problem (:meth:`_named`) only when
 
@@ -112,9 +150,11 @@ class Verdicts:
         self.verdicts: dict[str, tuple[str, str, str]] = {}
         self.feedback: dict[str, dict] = {}
         self.figures: dict[str, Figures] = {}
-        self._failed: dict[str, tuple[Mismatch, bool, str, str]] = {}   # the failed checks: to name again
-        self._silenced: set[str] = set()     # tests run with a student's component that failed
-        self._raised: dict[str, Evidence] = {}    # tests whose exception known mistakes raise too
+        self._failed: dict[
+            str, tuple[Mismatch, bool, str, str]
+        ] = {}  # the failed checks: to name again
+        self._silenced: set[str] = set()  # tests run with a student's component that failed
+        self._raised: dict[str, Evidence] = {}  # tests whose exception known mistakes raise too
 
     def record(self, nodeid: str, exc: BaseException | None, output: str) -> None:
         if nodeid in self.verdicts:
@@ -135,15 +175,18 @@ class Verdicts:
             if isinstance(exc, Mismatch):
                 self.feedback[nodeid] = exc.feedback(public)
                 self._failed[nodeid] = (exc, public, output, note)
-            elif isinstance(exc, StudentError) and exc.kind == "raised" \
-                    and hasattr(exc, "diagnose"):
+            elif (
+                isinstance(exc, StudentError) and exc.kind == "raised" and hasattr(exc, "diagnose")
+            ):
                 self._raised[nodeid] = exc.diagnose.raising()
         if public and nodeid in self.figures:
             self.feedback.setdefault(nodeid, {})["figures"] = self.figures[nodeid].items
 
     def _failing(self) -> set[str]:
         """The modules of the problems with a failed test so far."""
-        return {self.tests[n].module for n, (status, *_) in self.verdicts.items() if status != "passed"}
+        return {
+            self.tests[n].module for n, (status, *_) in self.verdicts.items() if status != "passed"
+        }
 
     def _named(self, problem: str, named: Mapping[str, str | None]) -> str | None:
         """The one known mistake (family) this submission's failed tests of ``problem`` name, or
@@ -157,8 +200,11 @@ class Verdicts:
         errors = [n for n in failed if self.verdicts.get(n, ("error",))[0] == "error"]
         if any(n in self._silenced for n in failed) or any(n not in self._raised for n in errors):
             return None
-        judged = [self._failed[n][0].evidence for n in failed
-                  if n in self._failed and self._failed[n][0].evidence is not None]
+        judged = [
+            self._failed[n][0].evidence
+            for n in failed
+            if n in self._failed and self._failed[n][0].evidence is not None
+        ]
         judged += [self._raised[n] for n in failed if n in self._raised]
         if not judged:
             return None
@@ -166,8 +212,9 @@ class Verdicts:
         owners = {f: home for e in judged for f, home in e.owners.items()}
         strong = {family(mid) for e in judged for mid in e.strong & common}
         candidates = {family(mid) for mid in common}
-        candidates = {f for f in candidates
-                      if owners.get(f, problem) == problem or named.get(owners[f]) == f}
+        candidates = {
+            f for f in candidates if owners.get(f, problem) == problem or named.get(owners[f]) == f
+        }
         return next(iter(candidates)) if len(candidates) == 1 and candidates <= strong else None
 
     def _diagnose(self) -> None:
@@ -182,11 +229,15 @@ class Verdicts:
         for nodeid, (exc, public, output, note) in self._failed.items():
             mistake, before = named.get(self.tests[nodeid].problem), exc.diagnosis
             evidence = exc.evidence
-            if mistake is not None and evidence is not None and nodeid not in self._silenced \
-                    and mistake in evidence.families():
+            if (
+                mistake is not None
+                and evidence is not None
+                and nodeid not in self._silenced
+                and mistake in evidence.families()
+            ):
                 exc.diagnosis = Diagnosis(mistake, evidence.best.get(mistake, ""))
             elif before is not None and not before.mistake.startswith("hint."):
-                exc.diagnosis = None         # the catalogue's per-check guess, not borne out
+                exc.diagnosis = None  # the catalogue's per-check guess, not borne out
             if exc.diagnosis == before:
                 continue
             status, kind, text = verdict(exc, public, output)
@@ -196,17 +247,33 @@ class Verdicts:
                 self.feedback[nodeid].pop("diagnosis", None)
 
     def grader_error(self) -> str | None:
-        """The name of the first test that raised an error of its own (the suite's, not the student's)."""
-        return next((self.tests[n].name for n, v in self.verdicts.items() if v[1] == "grader_error"), None)
+        """The name of the first test that raised an error of its own (the suite's, not the
+        student's)."""
+        return next(
+            (self.tests[n].name for n, v in self.verdicts.items() if v[1] == "grader_error"), None
+        )
 
     def results(self, nodeids: Sequence[str], error: str) -> tuple[TestResult, ...]:
-        """Every test's result, in ``nodeids``' order; a test that did not run says why (``error``)."""
+        """Every test's result, in ``nodeids``' order; a test that did not run says why
+        (``error``)."""
         self._diagnose()
         results = []
         for nodeid in nodeids:
             test = self.tests[nodeid]
-            status, kind, output = self.verdicts.get(nodeid, ("error", "not_run", f"not run: {error}"))
-            results.append(TestResult(name=test.name, problem=test.problem, points=test.points, status=status,
-                                      output=output, visibility=test.visibility, kind=kind,
-                                      feedback=self.feedback.get(nodeid, {}), property=test.property))
+            status, kind, output = self.verdicts.get(
+                nodeid, ("error", "not_run", f"not run: {error}")
+            )
+            results.append(
+                TestResult(
+                    name=test.name,
+                    problem=test.problem,
+                    points=test.points,
+                    status=status,
+                    output=output,
+                    visibility=test.visibility,
+                    kind=kind,
+                    feedback=self.feedback.get(nodeid, {}),
+                    property=test.property,
+                )
+            )
         return tuple(results)

@@ -5,6 +5,7 @@ Read statically (:mod:`grader.intake.extract` picks the functions out of the cel
 run. What cannot be read (a broken notebook, a file Python cannot decode) is the student's error,
 one line each; what can be read is graded all the same.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,7 +16,7 @@ from grader.intake import pysource
 from grader.intake.extract import modules_from_cells
 
 MAX_NOTEBOOK_BYTES = 20 << 20
-MAX_SOURCE_BYTES = 4 << 20   # notebooks and .py files read for one submission
+MAX_SOURCE_BYTES = 4 << 20  # notebooks and .py files read for one submission
 IGNORED = {".ipynb_checkpoints", "__pycache__", "__MACOSX", "feedback"}
 
 
@@ -30,35 +31,43 @@ def notebook_cells(path: Path) -> list[tuple[str, str]]:
     :raises ValueError: the notebook is too large.
     :raises StudentError: it is not a notebook nbformat reads.
     """
-    import nbformat                          # imported here: slow, and only notebooks need it
+    import nbformat  # imported here: slow, and only notebooks need it
 
     if path.stat().st_size > MAX_NOTEBOOK_BYTES:
         raise ValueError(f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
     try:
         notebook = nbformat.read(path, as_version=4)
         cells = [(i, c) for i, c in enumerate(notebook.cells, 1) if c.get("cell_type") == "code"]
-        return [(f"{path.name} cell {i}", c["source"]) for i, c in cells
-                if isinstance(c.get("source"), str)]
-    except Exception as err:                 # nbformat raises many kinds on a broken file
-        said = " ".join(f"{type(err).__name__}: {err}".split())[:200]      # one line
-        raise StudentError("unreadable", f"{path.name}: not a notebook nbformat reads ({said})" + (
-            "; save it as UTF-8" if isinstance(err, UnicodeDecodeError) else "")) from None
+        return [
+            (f"{path.name} cell {i}", c["source"])
+            for i, c in cells
+            if isinstance(c.get("source"), str)
+        ]
+    except Exception as err:  # nbformat raises many kinds on a broken file
+        said = " ".join(f"{type(err).__name__}: {err}".split())[:200]  # one line
+        raise StudentError(
+            "unreadable",
+            f"{path.name}: not a notebook nbformat reads ({said})"
+            + ("; save it as UTF-8" if isinstance(err, UnicodeDecodeError) else ""),
+        ) from None
 
 
-def convert(course: Course, sources: list[Path], target: Path, notes: list[str],
-            unreadable: list[str]) -> Path:
+def convert(
+    course: Course, sources: list[Path], target: Path, notes: list[str], unreadable: list[str]
+) -> Path:
     """Write the course's modules, built from ``sources`` (notebooks and .py files), into
     ``target``; a line in ``unreadable`` for each source Python or nbformat cannot read."""
     cells: list[tuple[str, str]] = []
     if sum(path.stat().st_size for path in sources) > MAX_SOURCE_BYTES:
-        raise StudentError("too_large",
-                           f"more than {MAX_SOURCE_BYTES >> 20} MiB of notebooks and .py files")
+        raise StudentError(
+            "too_large", f"more than {MAX_SOURCE_BYTES >> 20} MiB of notebooks and .py files"
+        )
     for path in sources:
         try:
             if path.suffix == ".ipynb":
                 cells += notebook_cells(path)
             else:
-                cells.append((path.name, pysource.read(path)))        # its coding line honoured
+                cells.append((path.name, pysource.read(path)))  # its coding line honoured
         except StudentError as err:
             unreadable.append(err.message)
         except (OSError, ValueError) as err:
@@ -81,8 +90,15 @@ def _descend(folder: Path) -> Path:
         folder = entries[0]
 
 
-def from_folder(course: Course, student: str, folder: Path, work: Path, notes: list[str],
-                unreadable: list[str], notebook: str | None = None) -> Path:
+def from_folder(
+    course: Course,
+    student: str,
+    folder: Path,
+    work: Path,
+    notes: list[str],
+    unreadable: list[str],
+    notebook: str | None = None,
+) -> Path:
     """The folder of modules for a student folder: itself when it holds a module, else a
     converted copy in ``work``.
 
@@ -102,13 +118,17 @@ def from_folder(course: Course, student: str, folder: Path, work: Path, notes: l
     if notebooks:
         if notebook is not None and any(p.name == notebook for p in notebooks):
             used = [p for p in notebooks if p.name == notebook]
-            notes += [f"{p.name} left out: the notebook graded is {notebook}"
-                      for p in notebooks if p not in used]
+            notes += [
+                f"{p.name} left out: the notebook graded is {notebook}"
+                for p in notebooks
+                if p not in used
+            ]
         else:
             used = notebooks
             if notebook is not None:
-                notes.append(f"no {notebook} (renamed?): graded "
-                             f"{', '.join(p.name for p in used)} instead")
+                notes.append(
+                    f"no {notebook} (renamed?): graded {', '.join(p.name for p in used)} instead"
+                )
         notes.append(f"graded the code cells of {', '.join(p.name for p in used)}")
         return convert(course, used, work / "converted" / student, notes, unreadable)
     scripts = [p for p in files if p.suffix == ".py"]

@@ -6,6 +6,7 @@ A correct ``.py`` saved in Latin-1 with its ``# -*- coding: latin-1 -*-`` line r
 A file Python itself cannot read (Latin-1 with no coding line, an encoding Python does not know)
 is the student's: one line naming the file and saying what to do, never "blank".
 """
+
 from __future__ import annotations
 
 import codecs
@@ -47,20 +48,26 @@ def decode(name: str, data: bytes) -> str:
         if named is not None and not _usable(named):
             raise _unknown(name, named) from None
         if named is None or codecs.lookup(named).name == "utf-8":
-            encoding = "utf-8"                       # its first lines are not UTF-8: said below
-        else:                                        # a BOM and another coding line, say
-            raise StudentError("unreadable", f"{name}: not readable as Python: {err.msg}; "
-                                             f"{ADVICE}") from None
-    if not _usable(encoding):                            # utf-16, rot13: Python refuses them too
+            encoding = "utf-8"  # its first lines are not UTF-8: said below
+        else:  # a BOM and another coding line, say
+            raise StudentError(
+                "unreadable", f"{name}: not readable as Python: {err.msg}; {ADVICE}"
+            ) from None
+    if not _usable(encoding):  # utf-16, rot13: Python refuses them too
         raise _unknown(name, encoding)
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as err:
-        line = data[:err.start].count(b"\n") + 1
-        why = ("as its coding line says" if named is not None
-               else "which Python reads when no coding line says otherwise")
-        raise StudentError("unreadable", f"{name}: not readable as Python: line {line} is not "
-                                         f"{encoding} ({why}); {ADVICE}") from None
+        line = data[: err.start].count(b"\n") + 1
+        why = (
+            "as its coding line says"
+            if named is not None
+            else "which Python reads when no coding line says otherwise"
+        )
+        raise StudentError(
+            "unreadable",
+            f"{name}: not readable as Python: line {line} is not {encoding} ({why}); {ADVICE}",
+        ) from None
 
 
 def read(path: Path) -> str:
@@ -83,6 +90,9 @@ def _usable(encoding: str) -> bool:
 
 
 def _unknown(name: str, encoding: str) -> StudentError:
-    return StudentError("unreadable", f"{name}: not readable as Python: its coding line names "
-                                      f"{encoding[:40]!r}, an encoding Python does not read source "
-                                      f"in; {ADVICE}")
+    return StudentError(
+        "unreadable",
+        f"{name}: not readable as Python: its coding line names "
+        f"{encoding[:40]!r}, an encoding Python does not read source "
+        f"in; {ADVICE}",
+    )

@@ -1,9 +1,11 @@
 """Unpack a student's zip (untrusted) into a fresh folder, refusing what could escape or explode.
 
-Entries with an absolute path, a drive letter, a ``..`` component or a symlink mode are left out, and so are
-macOS resource forks; the number of files and the bytes actually written are capped (a zip's own sizes are
-not trusted). Nothing is executed, and no file is written outside the destination.
+Entries with an absolute path, a drive letter, a ``..`` component or a symlink mode are left out,
+and so are macOS resource forks; the number of files and the bytes actually written are capped (a
+zip's own sizes are not trusted). Nothing is executed, and no file is written outside the
+destination.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,7 +31,8 @@ class Unzipped:
 
 
 def safe_name(name: str) -> PurePosixPath | None:
-    """The entry's relative path, or None when it is absolute, has a drive or climbs out with ``..``."""
+    """The entry's relative path, or None when it is absolute, has a drive or climbs out with
+    ``..``."""
     name = name.replace("\\", "/")
     if not name or name.startswith("/") or (len(name) > 1 and name[1] == ":") or "\x00" in name:
         return None
@@ -39,17 +42,23 @@ def safe_name(name: str) -> PurePosixPath | None:
     return PurePosixPath(*parts)
 
 
-def extract(archive: Path, dest: Path, *, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES,
-            only: Collection[PurePosixPath] | None = None) -> Unzipped:
+def extract(
+    archive: Path,
+    dest: Path,
+    *,
+    max_files: int = MAX_FILES,
+    max_bytes: int = MAX_BYTES,
+    only: Collection[PurePosixPath] | None = None,
+) -> Unzipped:
     """Unpack ``archive`` into ``dest`` (created; must not exist).
 
     :param max_files: regular files written at most.
     :param max_bytes: bytes written at most, counted while decompressing.
-    :param only: unpack only the entries with these (safe) names (:mod:`grader.intake.files` chose them); the rest
-        is not even counted.
+    :param only: unpack only the entries with these (safe) names (:mod:`grader.intake.files` chose
+        them); the rest is not even counted.
     :returns: the folder and notes on the entries left out (unsafe paths, symlinks, duplicates).
-    :raises StudentError: ``bad_zip`` when the file is not a readable zip, is encrypted, or breaks a cap;
-        whatever was unpacked so far is then left in ``dest`` for the caller to delete.
+    :raises StudentError: ``bad_zip`` when the file is not a readable zip, is encrypted, or breaks a
+        cap; whatever was unpacked so far is then left in ``dest`` for the caller to delete.
     """
     dest.mkdir(parents=True)
     root = dest.resolve()
@@ -62,13 +71,19 @@ def extract(archive: Path, dest: Path, *, max_files: int = MAX_FILES, max_bytes:
                 rel = safe_name(info.filename)
                 mode = info.external_attr >> 16
                 if rel is None:
-                    notes.append(f"{archive.name}: left out {info.filename!r} (absolute path or '..')")
+                    notes.append(
+                        f"{archive.name}: left out {info.filename!r} (absolute path or '..')"
+                    )
                     continue
                 if rel.parts[0] == "__MACOSX" or rel.name.startswith("._") or info.is_dir():
                     continue
                 if stat.S_ISLNK(mode) or (mode and not stat.S_ISREG(mode) and stat.S_IFMT(mode)):
-                    if only is None or rel.parent in graded:     # not the links of a .venv left out anyway
-                        notes.append(f"{archive.name}: left out {info.filename!r} (a link or special file)")
+                    if (
+                        only is None or rel.parent in graded
+                    ):  # not the links of a .venv left out anyway
+                        notes.append(
+                            f"{archive.name}: left out {info.filename!r} (a link or special file)"
+                        )
                     continue
                 if only is not None and rel not in only:
                     continue
@@ -84,8 +99,15 @@ def extract(archive: Path, dest: Path, *, max_files: int = MAX_FILES, max_bytes:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
                     # O_BINARY: Windows' C runtime would write each LF as CR LF
-                    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                                 | getattr(os, "O_BINARY", 0), 0o644)
+                    fd = os.open(
+                        target,
+                        os.O_WRONLY
+                        | os.O_CREAT
+                        | os.O_EXCL
+                        | getattr(os, "O_NOFOLLOW", 0)
+                        | getattr(os, "O_BINARY", 0),
+                        0o644,
+                    )
                 except FileExistsError:
                     notes.append(f"{archive.name}: left out a second {info.filename!r}")
                     continue
@@ -93,10 +115,19 @@ def extract(archive: Path, dest: Path, *, max_files: int = MAX_FILES, max_bytes:
                     while chunk := src.read(CHUNK):
                         written += len(chunk)
                         if written > max_bytes:
-                            raise StudentError("bad_zip", f"{archive.name}: more than {max_bytes >> 20} MiB "
-                                                          "when unpacked")
+                            raise StudentError(
+                                "bad_zip",
+                                f"{archive.name}: more than {max_bytes >> 20} MiB when unpacked",
+                            )
                         out.write(chunk)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
-            ValueError) as err:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        NotImplementedError,
+        RuntimeError,
+        EOFError,
+        OSError,
+        ValueError,
+    ) as err:
         raise StudentError("bad_zip", f"{archive.name}: not a readable zip ({err})") from None
     return Unzipped(dest, tuple(notes))

@@ -1,11 +1,13 @@
 """Weave a stub module and its reference solution into one nbgrader solution cell.
 
-The cell reads like the stub (its imports, signatures and docstrings); each exercise function's body is the
-reference's, between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, with the reference's helpers, constants
-and extra imports nested inside it. ``nbgrader generate_assignment`` replaces each region with
-``raise NotImplementedError()``, so the released cell is the stub again, and no line of the reference
-survives it. Imports of other exercise modules are left out: in a notebook those functions are global.
+The cell reads like the stub (its imports, signatures and docstrings); each exercise function's body
+is the reference's, between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, with the reference's
+helpers, constants and extra imports nested inside it. ``nbgrader generate_assignment`` replaces
+each region with ``raise NotImplementedError()``, so the released cell is the stub again, and no
+line of the reference survives it. Imports of other exercise modules are left out: in a notebook
+those functions are global.
 """
+
 from __future__ import annotations
 
 import ast
@@ -20,7 +22,11 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def _functions(tree: ast.Module, names: Iterable[str], where: str) -> dict[str, ast.FunctionDef]:
@@ -36,9 +42,9 @@ def _body(lines: list[str], fn: ast.FunctionDef) -> str:
     body = fn.body[1:] if _is_docstring(fn.body[0]) and len(fn.body) > 1 else fn.body
     first = body[0]
     start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])])
-    if start == fn.lineno:                               # `def f(x): return x` on one line
+    if start == fn.lineno:  # `def f(x): return x` on one line
         return "\n".join(ast.unparse(s) for s in body)
-    return textwrap.dedent("\n".join(lines[start - 1:fn.end_lineno]))
+    return textwrap.dedent("\n".join(lines[start - 1 : fn.end_lineno]))
 
 
 def _header(lines: list[str], fn: ast.FunctionDef) -> tuple[str, str]:
@@ -46,12 +52,18 @@ def _header(lines: list[str], fn: ast.FunctionDef) -> tuple[str, str]:
     start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
     first = fn.body[0]
     if _is_docstring(first):
-        return "\n".join(lines[start - 1:first.end_lineno]), " " * first.col_offset
-    return "\n".join(lines[start - 1:first.lineno - 1]).rstrip(), " " * first.col_offset
+        return "\n".join(lines[start - 1 : first.end_lineno]), " " * first.col_offset
+    return "\n".join(lines[start - 1 : first.lineno - 1]).rstrip(), " " * first.col_offset
 
 
-def weave(stub: str, reference: str, functions: Iterable[str], course_modules: set[str], *,
-          where: str = "the module") -> str:
+def weave(
+    stub: str,
+    reference: str,
+    functions: Iterable[str],
+    course_modules: set[str],
+    *,
+    where: str = "the module",
+) -> str:
     """The solution cell's source for one problem.
 
     :param stub: the stub module's source (what students get).
@@ -66,16 +78,26 @@ def weave(stub: str, reference: str, functions: Iterable[str], course_modules: s
     stub_defs = _functions(stub_tree, functions, f"{where} (stub)")
     ref_defs = _functions(ref_tree, functions, f"{where} (reference)")
 
-    kept_stub = [n for n in stub_tree.body
-                 if not (n is stub_tree.body[0] and _is_docstring(n)) and not is_course_import(n, course_modules)]
+    kept_stub = [
+        n
+        for n in stub_tree.body
+        if not (n is stub_tree.body[0] and _is_docstring(n))
+        and not is_course_import(n, course_modules)
+    ]
     provided = set().union(*(binds(n) for n in kept_stub)) if kept_stub else set()
-    support = [n for n in ref_tree.body if not _is_docstring(n) and not is_course_import(n, course_modules)
-               and not (isinstance(n, DEFS) and n.name in functions)]
+    support = [
+        n
+        for n in ref_tree.body
+        if not _is_docstring(n)
+        and not is_course_import(n, course_modules)
+        and not (isinstance(n, DEFS) and n.name in functions)
+    ]
     texts = {id(n): segment(ref_lines, reference, n) for n in support}
     bound = {name: n for n in support for name in binds(n)}
 
     def helpers(fn: ast.FunctionDef) -> list[str]:
-        """The reference's top-level statements ``fn`` needs that the stub does not provide, in file order."""
+        """The reference's top-level statements ``fn`` needs that the stub does not provide, in file
+        order."""
         needed: set[int] = set()
         todo = list(uses(segment(ref_lines, reference, fn), fn))
         while todo:
@@ -91,16 +113,22 @@ def weave(stub: str, reference: str, functions: Iterable[str], course_modules: s
     for node in kept_stub:
         if isinstance(node, DEFS) and node.name in functions:
             header, indent = _header(stub_lines, stub_defs[node.name])
-            region = "\n\n".join(helpers(ref_defs[node.name]) + [_body(ref_lines, ref_defs[node.name])])
-            parts.append("\n".join([header, indent + BEGIN, textwrap.indent(region, indent), indent + END]))
+            region = "\n\n".join(
+                helpers(ref_defs[node.name]) + [_body(ref_lines, ref_defs[node.name])]
+            )
+            parts.append(
+                "\n".join([header, indent + BEGIN, textwrap.indent(region, indent), indent + END])
+            )
         else:
             parts.append(segment(stub_lines, stub, node))
     cell = "\n\n\n".join(_join_imports(parts)) + "\n"
     try:
         ast.parse(cell)
     except SyntaxError as err:
-        raise GradeError(f"{where}: the woven solution cell is not valid Python ({err.msg}, line {err.lineno}); "
-                         "check the indentation of multi-line strings in the reference") from None
+        raise GradeError(
+            f"{where}: the woven solution cell is not valid Python ({err.msg}, line {err.lineno}); "
+            "check the indentation of multi-line strings in the reference"
+        ) from None
     return cell
 
 
@@ -108,8 +136,11 @@ def _join_imports(parts: list[str]) -> list[str]:
     """Consecutive import lines stay together instead of two blank lines apart."""
     joined: list[str] = []
     for part in parts:
-        if joined and part.startswith(("import ", "from ")) and joined[-1].split("\n")[-1].startswith(
-                ("import ", "from ")):
+        if (
+            joined
+            and part.startswith(("import ", "from "))
+            and joined[-1].split("\n")[-1].startswith(("import ", "from "))
+        ):
             joined[-1] += "\n" + part
         else:
             joined.append(part)

@@ -1,1 +1,2 @@
-"""The sandbox: its policy (bwrap, seccomp), the grader-side client (zygote, worker), and child/, the code run inside it."""
+"""The sandbox: its policy (bwrap, seccomp), the grader-side client (zygote, worker), and child/,
+the code run inside it."""

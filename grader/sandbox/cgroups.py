@@ -1,11 +1,13 @@
-"""A control group around a zygote and everything it starts (Linux): the CPU time of a worker's whole tree, the
-grandchildren it double-forks included (no wait() ever reaps them, so no process's clock counts them), and every
-process of it to kill, setsid'd daemons included.
+"""A control group around a zygote and everything it starts (Linux): the CPU time of a worker's
+whole tree, the grandchildren it double-forks included (no wait() ever reaps them, so no process's
+clock counts them), and every process of it to kill, setsid'd daemons included.
 
-Made where this process may: cgroup v2 (the unified hierarchy, or its mount beside v1's), under this process's
-own group (root, or a delegated user slice); else v1's cpuacct as root. Elsewhere :func:`make` gives None and the
-worker's own clock counts, with the zygote as the subreaper of what its workers leave behind.
+Made where this process may: cgroup v2 (the unified hierarchy, or its mount beside v1's), under this
+process's own group (root, or a delegated user slice); else v1's cpuacct as root. Elsewhere
+:func:`make` gives None and the worker's own clock counts, with the zygote as the subreaper of what
+its workers leave behind.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,12 +15,13 @@ import signal
 import time
 from pathlib import Path
 
-ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))     # cgroup v2, pure or beside v1
+ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))  # cgroup v2, pure or beside v1
 V1_CPU = Path("/sys/fs/cgroup/cpuacct")
 
 
 class Group:
-    """One control group: ``folder`` in the cgroup file system, its usage read from ``usage_file``."""
+    """One control group: ``folder`` in the cgroup file system, its usage read from
+    ``usage_file``."""
 
     def __init__(self, folder: Path, usage_file: str):
         self.folder = folder
@@ -26,13 +29,14 @@ class Group:
         self._v2 = usage_file == "cpu.stat"
 
     def add(self, pid: int) -> None:
-        """Move process ``pid`` in (what it starts from then on is in too). :raises OSError: refused."""
+        """Move process ``pid`` in (what it starts from then on is in too). :raises OSError:
+        refused."""
         (self.folder / "cgroup.procs").write_text(str(pid))
 
     def usage(self) -> float:
         """CPU seconds used by every process that was ever in the group."""
         data = os.pread(self._fd, 4096, 0)
-        if self._v2:                                     # "usage_usec N" is cpu.stat's first line
+        if self._v2:  # "usage_usec N" is cpu.stat's first line
             return int(data.split(b"\n", 1)[0].split()[1]) / 1e6
         return int(data) / 1e9
 
@@ -53,7 +57,7 @@ class Group:
 
     def close(self) -> None:
         os.close(self._fd)
-        for _ in range(100):                             # its last processes may still be leaving
+        for _ in range(100):  # its last processes may still be leaving
             try:
                 self.folder.rmdir()
                 return

@@ -1,8 +1,11 @@
-"""The grader's end of a worker's requests and replies: a forked worker's socket, or a spawned worker's pipes.
+"""The grader's end of a worker's requests and replies: a forked worker's socket, or a spawned
+worker's pipes.
 
-Both give the next reply as ``("ok", reply)``, ``("eof", None)`` when the worker died, or ``("garbled", why)``
-for a frame that cannot be read, and raise :class:`TimeoutError` when none came by the deadline.
+Both give the next reply as ``("ok", reply)``, ``("eof", None)`` when the worker died, or
+``("garbled", why)`` for a frame that cannot be read, and raise :class:`TimeoutError` when none came
+by the deadline.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,18 +19,19 @@ from grader.sandbox.child import protocol as wire
 
 
 class SocketChannel:
-    """A forked worker's socket, as a buffered stream whose reads give up at ``deadline`` (``time.monotonic()``)
-    with :class:`TimeoutError`. Requests are queued and written as the worker takes them, also while a reply is
-    awaited: so a whole phase's calls can be sent at once, and neither side ever waits on the other's writing."""
+    """A forked worker's socket, as a buffered stream whose reads give up at ``deadline``
+    (``time.monotonic()``) with :class:`TimeoutError`. Requests are queued and written as the worker
+    takes them, also while a reply is awaited: so a whole phase's calls can be sent at once, and
+    neither side ever waits on the other's writing."""
 
     def __init__(self, sock):
         sock.setblocking(False)
         self.sock = sock
-        self._in = bytearray()                           # replies received, from _at on not read yet
+        self._in = bytearray()  # replies received, from _at on not read yet
         self._at = 0
-        self._chunk = bytearray(1 << 17)                 # what one recv takes
+        self._chunk = bytearray(1 << 17)  # what one recv takes
         self._chunk_view = memoryview(self._chunk)
-        self._out = bytearray()                          # requests not written yet
+        self._out = bytearray()  # requests not written yet
         self._poll = select.poll()
         self._poll.register(sock, select.POLLIN)
 
@@ -46,8 +50,8 @@ class SocketChannel:
             del self._out[:written]
 
     def _receive(self, deadline: float) -> bool:
-        """Wait until the worker sends more (writing queued requests meanwhile) and keep it; False when the
-        worker is gone. :raises TimeoutError: nothing came by ``deadline``."""
+        """Wait until the worker sends more (writing queued requests meanwhile) and keep it; False
+        when the worker is gone. :raises TimeoutError: nothing came by ``deadline``."""
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -64,19 +68,22 @@ class SocketChannel:
                 size = self.sock.recv_into(self._chunk)
             except BlockingIOError:
                 continue
-            if self._at > (1 << 16) or (self._at and self._at == len(self._in)):    # what was read goes
-                del self._in[:self._at]
+            if self._at > (1 << 16) or (
+                self._at and self._at == len(self._in)
+            ):  # what was read goes
+                del self._in[: self._at]
                 self._at = 0
             self._in += self._chunk_view[:size]
             return size > 0
 
     def send(self, data: bytes, timeout: float) -> None:
-        """Queue ``data`` and write what the worker takes now (the rest while its replies are awaited)."""
+        """Queue ``data`` and write what the worker takes now (the rest while its replies are
+        awaited)."""
         self._out += data
         self._pump()
 
     def next_message(self, deadline: float) -> tuple[str, Any]:
-        while True:                                      # read right here: no thread
+        while True:  # read right here: no thread
             try:
                 found = wire.split_message(self._in, self._at)
                 if found is not None:
@@ -88,7 +95,7 @@ class SocketChannel:
                 return "eof", None
             except TimeoutError:
                 raise
-            except Exception as exc:                     # a garbled or oversized frame
+            except Exception as exc:  # a garbled or oversized frame
                 return "garbled", f"{type(exc).__name__}: {exc}"
 
     def close(self) -> None:
@@ -99,7 +106,8 @@ class SocketChannel:
 
 
 class PipeChannel:
-    """A spawned worker's stdin and stdout; a thread reads the replies, so a read can give up in time."""
+    """A spawned worker's stdin and stdout; a thread reads the replies, so a read can give up in
+    time."""
 
     def __init__(self, requests, replies):
         self._requests = requests
@@ -114,7 +122,7 @@ class PipeChannel:
             except EOFError:
                 replies.put(("eof", None))
                 return
-            except Exception as exc:                     # a garbled or oversized frame
+            except Exception as exc:  # a garbled or oversized frame
                 replies.put(("garbled", f"{type(exc).__name__}: {exc}"))
                 return
 
@@ -130,7 +138,7 @@ class PipeChannel:
             raise TimeoutError from None
 
     def close(self) -> None:
-        try:                                             # the reader thread owns stdout
+        try:  # the reader thread owns stdout
             self._requests.close()
         except OSError:
             pass

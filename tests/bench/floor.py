@@ -1,15 +1,17 @@
-"""The floor of `grade autograde` on copies of the reference: the same sandboxed work with nothing graded.
+"""The floor of `grade autograde` on copies of the reference: the same sandboxed work with nothing
+graded.
 
-For each submission, as the runner does: its private copy, then for each phase (grader.grading.phases) a
-worker forked from the zygote, confined, given the reference's modules the phase holds, importing the
-submission's modules, then every call a correct submission's grading makes in that phase (recorded once
-from a real grading, with its real arguments), sent in one batch and answered by the student's real
-functions. No suite runs, nothing is compared, scored, signed or written: what is left of a submission's
-cost is the sandbox, the student's arithmetic and the wire.
+For each submission, as the runner does: its private copy, then for each phase
+(grader.grading.phases) a worker forked from the zygote, confined, given the reference's modules the
+phase holds, importing the submission's modules, then every call a correct submission's grading
+makes in that phase (recorded once from a real grading, with its real arguments), sent in one batch
+and answered by the student's real functions. No suite runs, nothing is compared, scored, signed or
+written: what is left of a submission's cost is the sandbox, the student's arithmetic and the wire.
 
     python tests/bench/floor.py --submissions 300 --jobs 2 [--sandbox bwrap]
 Run it inside a cgroup (tests/bench/cgroup.py) to count the zygotes' and the workers' CPU too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +33,8 @@ COURSE = load(ROOT / "course.json", "the-block")
 
 
 def recorded_calls() -> dict[frozenset, list[tuple]]:
-    """Every call one correct submission's grading makes, by phase (its problems): (module, function, args,
-    kwargs, return_inputs), recorded from a real grading of the reference."""
+    """Every call one correct submission's grading makes, by phase (its problems): (module,
+    function, args, kwargs, return_inputs), recorded from a real grading of the reference."""
     from grader.grading.executors import run
     from grader.grading.results import Job
     from grader.sandbox import client
@@ -41,7 +43,9 @@ def recorded_calls() -> dict[frozenset, list[tuple]]:
     original = client.Worker.call
 
     def recording(self, module, function, args, kwargs, timeout, return_inputs=False, **rest):
-        calls.setdefault(tuple(self._flight.modules), []).append((module, function, args, kwargs, return_inputs))
+        calls.setdefault(tuple(self._flight.modules), []).append(
+            (module, function, args, kwargs, return_inputs)
+        )
         return original(self, module, function, args, kwargs, timeout, return_inputs, **rest)
 
     client.Worker.call = recording
@@ -66,16 +70,37 @@ def grade_floor(submissions: list[Path], calls: dict[frozenset, list[tuple]], le
             spent = Spent()
             try:
                 for phase in plan:
-                    with Worker(folder, COURSE.limits, level, zygote, None, phase.modules,
-                                reference=phase.reference, spent=spent, copy=copy) as worker:
+                    with Worker(
+                        folder,
+                        COURSE.limits,
+                        level,
+                        zygote,
+                        None,
+                        phase.modules,
+                        reference=phase.reference,
+                        spent=spent,
+                        copy=copy,
+                    ) as worker:
                         made = calls[phase.problems]
                         encoded = [worker.encode_call(f, a, k, r) for _, f, a, k, r in made]
-                        tickets = worker.ahead([(m, f, r, e) for (m, f, _, _, r), e in zip(made, encoded)])
-                        for (module, function, args, kwargs, inputs), ticket, call in zip(made, tickets, encoded):
+                        tickets = worker.ahead(
+                            [(m, f, r, e) for (m, f, _, _, r), e in zip(made, encoded)]
+                        )
+                        for (module, function, args, kwargs, inputs), ticket, call in zip(
+                            made, tickets, encoded
+                        ):
                             try:
-                                worker.call(module, function, args, kwargs, COURSE.limits.call_timeout,
-                                            return_inputs=inputs, ticket=ticket, encoded=call)
-                            except StudentError:         # (a test of an error the function must raise)
+                                worker.call(
+                                    module,
+                                    function,
+                                    args,
+                                    kwargs,
+                                    COURSE.limits.call_timeout,
+                                    return_inputs=inputs,
+                                    ticket=ticket,
+                                    encoded=call,
+                                )
+                            except StudentError:  # (a test of an error the function must raise)
                                 pass
             finally:
                 copy.close()
@@ -96,9 +121,13 @@ def main() -> None:
             for module in COURSE.modules:
                 shutil.copy(COURSE.solutions / f"{module}.py", folder)
             folders.append(folder)
-        shares = [folders[i::args.jobs] for i in range(args.jobs)]
-        processes = [multiprocessing.get_context("fork").Process(target=grade_floor, args=(share, calls, args.sandbox))
-                     for share in shares]
+        shares = [folders[i :: args.jobs] for i in range(args.jobs)]
+        processes = [
+            multiprocessing.get_context("fork").Process(
+                target=grade_floor, args=(share, calls, args.sandbox)
+            )
+            for share in shares
+        ]
         for process in processes:
             process.start()
         for process in processes:

@@ -1,11 +1,13 @@
 """The benchmark's baseline: a plain pytest plugin that imports the student's modules into the test
 process (what a same-process grader does), so the suites run with no sandbox and no worker.
 
-    SUBMISSION=path/to/student PYTHONPATH=tests/bench pytest -p naive tests/the-block/public tests/the-block/hidden
+    SUBMISSION=path/to/student PYTHONPATH=tests/bench pytest -p naive tests/the-block/public
+    tests/the-block/hidden
 Only for measuring: it is exactly the design the grader exists to avoid. It gives the suites every
 fixture they ask for, so each test really runs (a test checks that the reference passes them all):
 ``mistakes`` names no mistake and ``figure`` draws nothing.
 """
+
 import copy
 import importlib
 import json
@@ -17,12 +19,16 @@ from types import SimpleNamespace
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COURSE = next(a for a in json.loads((ROOT / "course.json").read_text())["assignments"]
-              if a["assignment"] == "the-block")
+COURSE = next(
+    a
+    for a in json.loads((ROOT / "course.json").read_text())["assignments"]
+    if a["assignment"] == "the-block"
+)
 
 
 def _load(folder: Path, prefix: str) -> SimpleNamespace:
-    """Import the five modules from ``folder``; keep them under ``prefix`` names so two sets can coexist."""
+    """Import the five modules from ``folder``; keep them under ``prefix`` names so two sets can
+    coexist."""
     sys.path.insert(0, str(folder))
     functions = {}
     try:
@@ -66,7 +72,7 @@ def reference():
 def student(reference):
     functions = _load(Path(os.environ["SUBMISSION"]), "student_")
 
-    def call_with_inputs(name, *args, **kwargs):                 # copies, as the worker's are
+    def call_with_inputs(name, *args, **kwargs):  # copies, as the worker's are
         args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
         return getattr(functions, name)(*args, **kwargs), list(args), kwargs
 
@@ -76,8 +82,13 @@ def student(reference):
 
 @pytest.fixture(scope="session")
 def mistakes():
-    return SimpleNamespace(**{p: lambda *args, **kwargs: _NoDiagnosis()
-                              for problem in COURSE["problems"] for p in problem["functions"]})
+    return SimpleNamespace(
+        **{
+            p: lambda *args, **kwargs: _NoDiagnosis()
+            for problem in COURSE["problems"]
+            for p in problem["functions"]
+        }
+    )
 
 
 @pytest.fixture

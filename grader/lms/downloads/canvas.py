@@ -30,8 +30,10 @@ RENAMED = re.compile(r"^(?P<stem>.+)-\d+(?P<suffix>\.(?:py|ipynb|zip))$")
 
 def read(root: Path, options: Options) -> Read:
     """The download's hand-ins, one per student (their attachments together)."""
-    found = Read(times="none (Canvas's download marks LATE only: Canvas applies its late policy; "
-                       "export or push with --late-by-lms)")
+    found = Read(
+        times="none (Canvas's download marks LATE only: Canvas applies its late policy; "
+        "export or push with --late-by-lms)"
+    )
     by_user: dict[str, Handin] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
         name = path.name

@@ -1,11 +1,13 @@
-"""What every exporter shares: the gradebook it gets (a column of rows per assignment), number and text cells,
-CSV writing, the feedback line.
+"""What every exporter shares: the gradebook it gets (a column of rows per assignment), number and
+text cells, CSV writing, the feedback line.
 
-Numbers are rounded once, here, to 2 decimals with a ``.`` (half up, from the score file's value). Text cells
-that a spreadsheet would run as a formula (starting with ``= + - @``, tab or CR) get a leading ``'``; key
-cells (ids, logins, emails) are never changed, since the LMS must match them, so one that starts like a
-formula is an error instead. CSV goes through the ``csv`` module (RFC 4180 quoting, CRLF) and an atomic write.
+Numbers are rounded once, here, to 2 decimals with a ``.`` (half up, from the score file's value).
+Text cells that a spreadsheet would run as a formula (starting with ``= + - @``, tab or CR) get a
+leading ``'``; key cells (ids, logins, emails) are never changed, since the LMS must match them, so
+one that starts like a formula is an error instead. CSV goes through the ``csv`` module (RFC 4180
+quoting, CRLF) and an atomic write.
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,13 +31,17 @@ class UnsafeKey(GradeError):
 
 @dataclass(frozen=True)
 class Options:
-    """What the formats need beyond the score files (each from a ``grade export`` flag or course.json).
+    """What the formats need beyond the score files (each from a ``grade export`` flag or
+    course.json).
 
     :param late_by_lms: export the score before the grader's late penalty (the LMS applies its own).
     :param points_possible: Canvas: add the optional "Points Possible" row.
-    :param moodle_key: the Moodle user field the file is keyed on: ``email``, ``username`` or ``idnumber``.
-    :param canvas_assignment_id: ``--canvas-assignment-id``: the one assignment's id, over course.json's.
-    :param blackboard_column_id: ``--blackboard-column-id``: the one assignment's column, over course.json's.
+    :param moodle_key: the Moodle user field the file is keyed on: ``email``, ``username`` or
+        ``idnumber``.
+    :param canvas_assignment_id: ``--canvas-assignment-id``: the one assignment's id, over
+        course.json's.
+    :param blackboard_column_id: ``--blackboard-column-id``: the one assignment's column, over
+        course.json's.
     :param now: the export's time (LTI timestamps).
     """
 
@@ -49,7 +55,8 @@ class Options:
 
 @dataclass(frozen=True)
 class Row:
-    """One student to export: the roster row (None without a roster), the score file, the points to send."""
+    """One student to export: the roster row (None without a roster), the score file, the points to
+    send."""
 
     student: str
     person: Person | None
@@ -59,19 +66,20 @@ class Row:
 
 @dataclass(frozen=True)
 class Assignment:
-    """An assignment: its name (the score files' ``assignment``), its maximum in points, and where it lives in
-    the LMS (course.json ``lms``, or the flags when there is one assignment)."""
+    """An assignment: its name (the score files' ``assignment``), its maximum in points, and where
+    it lives in the LMS (course.json ``lms``, or the flags when there is one assignment)."""
 
     name: str
     max_score: float
     canvas_assignment_id: str | None = None
     blackboard_column_id: str | None = None
-    release_hidden_details: bool = False     # course.json's: the comments name hidden tests too
+    release_hidden_details: bool = False  # course.json's: the comments name hidden tests too
 
 
 @dataclass(frozen=True)
 class Column:
-    """One assignment's grades: its rows by student id; a student without a row gets an empty cell."""
+    """One assignment's grades: its rows by student id; a student without a row gets an empty
+    cell."""
 
     assignment: Assignment
     rows: dict[str, Row]
@@ -79,14 +87,15 @@ class Column:
 
 @dataclass(frozen=True)
 class Gradebook:
-    """What an exporter writes: a column per assignment, and the students with a row in at least one, in
-    roster order (by student id without a roster)."""
+    """What an exporter writes: a column per assignment, and the students with a row in at least
+    one, in roster order (by student id without a roster)."""
 
     columns: tuple[Column, ...]
     students: tuple[str, ...]
 
     def lines(self) -> list[tuple[str, Person | None, list[Row | None]]]:
-        """Each student, their roster row (None without a roster) and their row in each column (or None)."""
+        """Each student, their roster row (None without a roster) and their row in each column (or
+        None)."""
         lines = []
         for student in self.students:
             cells = [column.rows.get(student) for column in self.columns]
@@ -94,13 +103,15 @@ class Gradebook:
         return lines
 
     def where(self, assignment: Assignment) -> str:
-        """``" of assignment 'x'"`` when there are several columns, for messages that must say which."""
+        """``" of assignment 'x'"`` when there are several columns, for messages that must say
+        which."""
         return f" of assignment {assignment.name!r}" if len(self.columns) > 1 else ""
 
 
 @dataclass(frozen=True)
 class Written:
-    """An exporter's report: students it could not key (no id for this LMS) and warnings for the instructor."""
+    """An exporter's report: students it could not key (no id for this LMS) and warnings for the
+    instructor."""
 
     unkeyed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -108,7 +119,9 @@ class Written:
 
 def decimal_2(x: float) -> Decimal:
     """``x`` rounded once to 2 decimals, half up, from its shortest repr (2.675 -> 2.68)."""
-    return Decimal(repr(float(x))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) + Decimal("0.00")
+    return Decimal(repr(float(x))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) + Decimal(
+        "0.00"
+    )
 
 
 def points_2(x: float) -> str:
@@ -127,37 +140,48 @@ def key_cell(value: str, column: str, student: str) -> str:
     :raises UnsafeKey: it starts like a formula, which can neither be written safely nor changed.
     """
     if value.startswith(FORMULA_START):
-        raise UnsafeKey(f"student {student!r}: field {column!r}: {value!r} starts like a spreadsheet formula; "
-                        "an LMS would not match it once neutralised")
+        raise UnsafeKey(
+            f"student {student!r}: field {column!r}: {value!r} starts like a spreadsheet formula; "
+            "an LMS would not match it once neutralised"
+        )
     return value
 
 
 def feedback(doc: dict, score: float) -> str:
-    """One line for the student: each problem's points, the total, adjustments (with their reason), lateness
-    (an extension, a missing submission time) and any grading error."""
+    """One line for the student: each problem's points, the total, adjustments (with their reason),
+    lateness (an extension, a missing submission time) and any grading error."""
     parts = [f"{p['name']} {p['score']:g}/{p['max_score']:g}" for p in doc["problems"]]
     text = "; ".join(parts) + f". Total {score:g}/{doc['max_score']:g}."
-    for change in doc.get("adjustments", []):           # the reason, for the student; who made it stays home
+    for change in doc.get("adjustments", []):  # the reason, for the student; who made it stays home
         text += f" {change['problem']} {change['applied']:+g} by hand: {change['reason']}."
     late = doc.get("late")
     if late and late.get("extension"):
         text += f" Extension: due {late['due']}."
     if late and late.get("days_late"):
-        text += (f" Submitted {late['days_late']} day(s) late"
-                 + (f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"] else "."))
+        text += f" Submitted {late['days_late']} day(s) late" + (
+            f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"] else "."
+        )
     if late and late.get("timestamp"):
-        text += (f" No submission time ({late['timestamp']}): counted as {late['counted_as'].replace('_', ' ')}"
-                 + (f", {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"] else "."))
+        text += (
+            f" No submission time ({late['timestamp']}): counted as "
+            f"{late['counted_as'].replace('_', ' ')}"
+            + (
+                f", {late['penalty']:g} points off {late['raw_score']:g}."
+                if late["penalty"]
+                else "."
+            )
+        )
     if doc.get("error"):
         text += f" Not graded: {doc['error']}"
     return text
 
 
-SHOWN_NAMES = 5     # failed tests named per problem in a comment; the feedback page names them all
+SHOWN_NAMES = 5  # failed tests named per problem in a comment; the feedback page names them all
 
 
-def student_comment(doc: dict, score: float, *, release_hidden: bool = False,
-                    late_by_lms: bool = False) -> str:
+def student_comment(
+    doc: dict, score: float, *, release_hidden: bool = False, late_by_lms: bool = False
+) -> str:
     """The student's feedback as plain text, one text for every place a comment goes: the Canvas
     push's submission comment, the LTI score's ``comment``, Moodle's ``Feedback:`` column,
     Gradescope's ``output``, the csv's ``feedback`` column and ``grade release-feedback``.
@@ -178,12 +202,18 @@ def student_comment(doc: dict, score: float, *, release_hidden: bool = False,
     for problem in doc["problems"]:
         tests = [t for t in doc["tests"] if t["problem"] == problem["name"]]
         passed = sum(t["status"] == "passed" for t in tests)
-        lines.append(f"{problem['name']} {problem['score']:g}/{problem['max_score']:g} "
-                     f"({passed}/{len(tests)} tests passed)")
+        lines.append(
+            f"{problem['name']} {problem['score']:g}/{problem['max_score']:g} "
+            f"({passed}/{len(tests)} tests passed)"
+        )
         failed = [t for t in tests if t["status"] != "passed"]
         shown = [t for t in failed if t["visibility"] == "visible" or release_hidden]
-        diagnoses = dict.fromkeys(line.strip() for t in shown for line in t["output"].splitlines()
-                                  if line.startswith("diagnosis:"))
+        diagnoses = dict.fromkeys(
+            line.strip()
+            for t in shown
+            for line in t["output"].splitlines()
+            if line.startswith("diagnosis:")
+        )
         lines += [f"  {d}" for d in diagnoses]
         if shown and not diagnoses:
             first = next((t["output"].splitlines()[0] for t in shown if t["output"].strip()), "")
@@ -202,22 +232,38 @@ def student_comment(doc: dict, score: float, *, release_hidden: bool = False,
     if late.get("extension"):
         lines.append(f"Extension: due {late['due']}.")
     if late.get("days_late"):
-        penalty = (f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"]
-                   else ".")
-        lines.append(f"Submitted {late['days_late']} day(s) late"
-                     + (": the LMS applies the late policy." if late_by_lms else penalty))
+        penalty = (
+            f": {late['penalty']:g} points off {late['raw_score']:g}." if late["penalty"] else "."
+        )
+        lines.append(
+            f"Submitted {late['days_late']} day(s) late"
+            + (": the LMS applies the late policy." if late_by_lms else penalty)
+        )
     if late.get("timestamp"):
-        lines.append(f"No submission time ({late['timestamp']}): counted as "
-                     f"{late['counted_as'].replace('_', ' ')}"
-                     + (f", {late['penalty']:g} points off {late['raw_score']:g}."
-                        if late["penalty"] and not late_by_lms else "."))
+        lines.append(
+            f"No submission time ({late['timestamp']}): counted as "
+            f"{late['counted_as'].replace('_', ' ')}"
+            + (
+                f", {late['penalty']:g} points off {late['raw_score']:g}."
+                if late["penalty"] and not late_by_lms
+                else "."
+            )
+        )
     lines += [f"Note: {note}" for note in doc.get("submission_notes", [])]
     return "\n".join(lines)
 
 
-def write_table(out: Path, header: Sequence[str], rows: Iterable[Sequence], *, delimiter: str = ",",
-                quoting: int = csv.QUOTE_MINIMAL, excel: bool = False) -> None:
-    """Write a CSV (or tab-separated) file atomically, UTF-8 (with a BOM when ``excel``), CRLF line ends."""
+def write_table(
+    out: Path,
+    header: Sequence[str],
+    rows: Iterable[Sequence],
+    *,
+    delimiter: str = ",",
+    quoting: int = csv.QUOTE_MINIMAL,
+    excel: bool = False,
+) -> None:
+    """Write a CSV (or tab-separated) file atomically, UTF-8 (with a BOM when ``excel``), CRLF line
+    ends."""
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, delimiter=delimiter, quoting=quoting, lineterminator="\r\n")
     writer.writerow(header)
@@ -226,7 +272,14 @@ def write_table(out: Path, header: Sequence[str], rows: Iterable[Sequence], *, d
 
 
 def blank_warning(blank: int, lms: str) -> list[str]:
-    """A warning when ``blank`` cells are empty (students refused or without a score file in an assignment):
-    Canvas and Moodle read a blank cell as "no grade", clearing one already there."""
-    return [f"{blank} empty grade cell(s), for students refused or without a score file in an assignment: {lms} clears "
-            "a grade already there on a blank cell (delete those cells, or the column, to keep it)"] if blank else []
+    """A warning when ``blank`` cells are empty (students refused or without a score file in an
+    assignment): Canvas and Moodle read a blank cell as "no grade", clearing one already there."""
+    return (
+        [
+            f"{blank} empty grade cell(s), for students refused or without a score file in an "
+            f"assignment: {lms} clears "
+            "a grade already there on a blank cell (delete those cells, or the column, to keep it)"
+        ]
+        if blank
+        else []
+    )

@@ -1,11 +1,14 @@
-"""LTI 1.3 Assignment and Grade Services score objects, one per line (JSON Lines), for a tool to POST.
+"""LTI 1.3 Assignment and Grade Services score objects, one per line (JSON Lines), for a tool to
+POST.
 
-Each line is an ``application/vnd.ims.lis.v1.score+json`` object for ``{lineitem}/scores``: ``userId`` (the
-roster's ``lms_id``), ``scoreGiven`` and ``scoreMaximum`` in points, ``activityProgress: Completed``,
-``gradingProgress: FullyGraded``, the export's ``timestamp`` (ISO 8601, milliseconds, UTC), ``comment`` only
-when there is one, and ``submission.submittedAt`` when timestamp.txt gave it. Every object is validated
-against ``lti_score.schema.json`` (written from the AGS 2.0 spec, section 3.4) before the file is written.
+Each line is an ``application/vnd.ims.lis.v1.score+json`` object for ``{lineitem}/scores``:
+``userId`` (the roster's ``lms_id``), ``scoreGiven`` and ``scoreMaximum`` in points,
+``activityProgress: Completed``, ``gradingProgress: FullyGraded``, the export's ``timestamp`` (ISO
+8601, milliseconds, UTC), ``comment`` only when there is one, and ``submission.submittedAt`` when
+timestamp.txt gave it. Every object is validated against ``lti_score.schema.json`` (written from the
+AGS 2.0 spec, section 3.4) before the file is written.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,7 +22,7 @@ from grader.report import write_atomic
 
 SUFFIX = ".jsonl"
 NEEDS_ROSTER = True
-MANY_COLUMNS = False                         # one line item per file
+MANY_COLUMNS = False  # one line item per file
 SCHEMA_PATH = Path(__file__).with_name("lti_score.schema.json")
 MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 
@@ -37,18 +40,28 @@ def validator():
     """The JSON Schema validator of one score object."""
     from grader.report import jsonschema_module
 
-    return jsonschema_module().Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    return jsonschema_module().Draft202012Validator(
+        json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    )
 
 
-def score_object(row: Row, timestamp: str, *, release_hidden: bool = False,
-                 late_by_lms: bool = False) -> dict:
+def score_object(
+    row: Row, timestamp: str, *, release_hidden: bool = False, late_by_lms: bool = False
+) -> dict:
     """The AGS score object for one student (without validation); its comment is the one the Canvas
     push sends (:func:`grader.lms.exporters.common.student_comment`)."""
     doc = row.doc
-    obj = {"userId": row.person.lms_id, "scoreGiven": round(row.score, 6), "scoreMaximum": doc["max_score"],
-           "activityProgress": "Completed", "gradingProgress": "FullyGraded", "timestamp": timestamp}
-    comment = student_comment(doc, row.score, release_hidden=release_hidden,
-                              late_by_lms=late_by_lms).strip()
+    obj = {
+        "userId": row.person.lms_id,
+        "scoreGiven": round(row.score, 6),
+        "scoreMaximum": doc["max_score"],
+        "activityProgress": "Completed",
+        "gradingProgress": "FullyGraded",
+        "timestamp": timestamp,
+    }
+    comment = student_comment(
+        doc, row.score, release_hidden=release_hidden, late_by_lms=late_by_lms
+    ).strip()
     if comment:
         obj["comment"] = comment
     if "submitted_at" in doc.get("late", {}):
@@ -56,10 +69,12 @@ def score_object(row: Row, timestamp: str, *, release_hidden: bool = False,
     return obj
 
 
-def score_objects(rows: list[Row], now: datetime, *, release_hidden: bool = False,
-                  late_by_lms: bool = False) -> tuple[list[tuple[str, dict]], Written]:
-    """Each keyed row's validated score object, with its student, stamped ``now`` (what ``grade export`` writes
-    and ``grade push lti`` posts); the rows without an ``lms_id`` are in ``Written.unkeyed``.
+def score_objects(
+    rows: list[Row], now: datetime, *, release_hidden: bool = False, late_by_lms: bool = False
+) -> tuple[list[tuple[str, dict]], Written]:
+    """Each keyed row's validated score object, with its student, stamped ``now`` (what ``grade
+    export`` writes and ``grade push lti`` posts); the rows without an ``lms_id`` are in
+    ``Written.unkeyed``.
 
     :raises GradeError: an object breaks the schema (naming the student and the field).
     """
@@ -84,9 +99,15 @@ def export(book: Gradebook, options: Options, out: Path) -> Written:
 
     :raises GradeError: an object breaks the schema (naming the student and the field).
     """
-    column = book.columns[0]                                      # the only column
-    objects, written = score_objects(list(column.rows.values()), options.now,
-                                     late_by_lms=options.late_by_lms,
-                                     release_hidden=column.assignment.release_hidden_details)
-    write_atomic(out, "".join(json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n" for _, obj in objects))
+    column = book.columns[0]  # the only column
+    objects, written = score_objects(
+        list(column.rows.values()),
+        options.now,
+        late_by_lms=options.late_by_lms,
+        release_hidden=column.assignment.release_hidden_details,
+    )
+    write_atomic(
+        out,
+        "".join(json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n" for _, obj in objects),
+    )
     return written

@@ -3,6 +3,7 @@ was (``200 with a JSON list``, ``401 text/html, not JSON: "Log In to Canvas"``),
 text of a page. An answer is printed, and may come from anyone on the way (a proxy, a sign-in
 page, a firewall): nothing of it may break a line or reach the terminal as a control sequence.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -14,7 +15,7 @@ def one_line(text: str, limit: int = 300) -> str:
     the report, where a line break could forge a line of its own ("posted: ...") and an escape
     sequence rewrite the terminal."""
     text = " ".join("".join(" " if unicodedata.category(c)[0] == "C" else c for c in text).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _Text(HTMLParser):
@@ -26,7 +27,7 @@ class _Text(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
-        self.skip = 0                       # inside this many script or style elements
+        self.skip = 0  # inside this many script or style elements
 
     def handle_starttag(self, tag, attrs):
         if tag in self.HIDDEN:
@@ -59,14 +60,21 @@ def first_line(response, limit: int = 120) -> str:
             parser.feed(text)
             parser.close()
             text = "".join(parser.parts)
-        except Exception:                    # noqa: BLE001 - a page it cannot parse: the raw text
+        except Exception:  # noqa: BLE001 - a page it cannot parse: the raw text
             pass
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return one_line(line, limit)
 
 
-_JSON = {dict: "object", list: "list", str: "string", int: "number", float: "number",
-         bool: "boolean", type(None): "null"}
+_JSON = {
+    dict: "object",
+    list: "list",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
 
 
 def describe(response) -> str:
@@ -82,8 +90,9 @@ def describe(response) -> str:
     except ValueError:
         kind = one_line(response.headers.get("Content-Type", "").split(";")[0], 60)
         said = first_line(response)
-        return f"{status} {kind or 'without a Content-Type'}, not JSON" + \
-            (f': "{said}"' if said else "")
+        return f"{status} {kind or 'without a Content-Type'}, not JSON" + (
+            f': "{said}"' if said else ""
+        )
     if isinstance(data, list) and data:
         kinds = "/".join(sorted({_JSON.get(type(x), "value") for x in data}))
         return f"{status} with a JSON list of {kinds}s"

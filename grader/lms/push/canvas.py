@@ -18,6 +18,7 @@ The PUT answers with the submission: one that is not the student's is not counte
 URL is built from the ids given, never from Canvas's listing, so no answer can send a grade to
 another student or assignment.
 """
+
 from __future__ import annotations
 
 from grader.lms.credentials import CanvasCredentials
@@ -27,17 +28,34 @@ from grader.lms.push.answers import describe
 from grader.lms.push.canvas_api import UNKNOWN, CanvasApi, Refused, json_of
 from grader.lms.push.canvas_files import upload
 from grader.lms.push.canvas_plan import Change, Post, plan, posted
-from grader.lms.push.common import (FAILED, POSTED, UNCHANGED, Backoff, LmsFault, Outcome,
-                                    post_each, require)
+from grader.lms.push.common import (
+    FAILED,
+    POSTED,
+    UNCHANGED,
+    Backoff,
+    LmsFault,
+    Outcome,
+    post_each,
+    require,
+)
 from grader.lms.push.ledger import Ledger, digest
 
 __all__ = ["BULK_FROM", "Post", "push"]
-BULK_FROM = 20       # students to post from which bulk jobs beat a PUT each (a request each)
+BULK_FROM = 20  # students to post from which bulk jobs beat a PUT each (a request each)
 
 
-def push(posts: list[Post], credentials: CanvasCredentials, course_id: str, assignment_id: str,
-         max_score: float, backoff: Backoff = Backoff(), *, ledger: Ledger | None = None,
-         overwrite: bool = False, bulk: bool | None = None) -> list[Outcome]:
+def push(
+    posts: list[Post],
+    credentials: CanvasCredentials,
+    course_id: str,
+    assignment_id: str,
+    max_score: float,
+    backoff: Backoff = Backoff(),
+    *,
+    ledger: Ledger | None = None,
+    overwrite: bool = False,
+    bulk: bool | None = None,
+) -> list[Outcome]:
     """Post each student's grade and comment (and page) where Canvas's differ; one outcome per
     post, in order. ``ledger``: what the last pushes posted (read to tell a TA's grade, written as
     grades go through); ``overwrite``: post over grades changed in Canvas by hand; ``bulk``:
@@ -55,8 +73,11 @@ def push(posts: list[Post], credentials: CanvasCredentials, course_id: str, assi
         """The ledger's entry after ``post`` went through (or was found there)."""
         if ledger is None:
             return
-        entry = {"student": post.student, "score": points_2(post.score),
-                 "comment": digest(post.comment)}
+        entry = {
+            "student": post.student,
+            "score": points_2(post.score),
+            "comment": digest(post.comment),
+        }
         if change is not None and change.page is not None:
             entry["page"] = digest(change.page)
         ledger.record(post.user_id, **entry)
@@ -67,28 +88,33 @@ def push(posts: list[Post], credentials: CanvasCredentials, course_id: str, assi
         submission = current.get(post.user_id)
         if submission is None:
             outcomes[post.student] = Outcome(
-                post.student, FAILED, f"Canvas has no submission of user {post.user_id} for this "
-                "assignment (not enrolled in the course?)")
+                post.student,
+                FAILED,
+                f"Canvas has no submission of user {post.user_id} for this "
+                "assignment (not enrolled in the course?)",
+            )
             continue
         try:
-            decided = plan(post, submission, ledger.get(post.user_id) if ledger else {},
-                           overwrite)
+            decided = plan(post, submission, ledger.get(post.user_id) if ledger else {}, overwrite)
         except ValueError as err:
             outcomes[post.student] = Outcome(
-                post.student, FAILED, f"Canvas's submission of user {post.user_id} is not as its "
-                f"API documents: {err}")
+                post.student,
+                FAILED,
+                f"Canvas's submission of user {post.user_id} is not as its API documents: {err}",
+            )
             continue
         if isinstance(decided, Outcome):
             if decided.status == UNCHANGED:
-                remember(post, None)          # Canvas has this push's grade: a TA's change shows
+                remember(post, None)  # Canvas has this push's grade: a TA's change shows
             outcomes[post.student] = decided
         else:
             changes.append((post, decided))
     if bulk if bulk is not None else len(changes) >= BULK_FROM:
         done = canvas_bulk.bulk(api, changes, remember)
     else:
-        done = post_each(changes, lambda item: item[0].student,
-                         lambda item: _post_one(api, *item, remember))
+        done = post_each(
+            changes, lambda item: item[0].student, lambda item: _post_one(api, *item, remember)
+        )
     outcomes.update((o.student, o) for o in done)
     return [outcomes[post.student] for post in posts]
 
@@ -106,15 +132,22 @@ def _post_one(api: CanvasApi, post: Post, change: Change, remember) -> Outcome:
         if change.page is not None:
             fields["comment"]["file_ids"] = [upload(api, post, change.page)]
         # the URL from the ids given, never from Canvas's listing
-        target = Submission(api.requester, {"course_id": api.course_id,
-                                            "assignment_id": api.assignment_id,
-                                            "user_id": post.user_id})
+        target = Submission(
+            api.requester,
+            {
+                "course_id": api.course_id,
+                "assignment_id": api.assignment_id,
+                "user_id": post.user_id,
+            },
+        )
         api.attempt("it", lambda: api.call(target.edit, **fields))
     except Refused as err:
         return Outcome(post.student, FAILED, str(err))
     answer = json_of(api.http.last)
     if not isinstance(answer, dict) or str(answer.get("user_id")) != post.user_id:
-        raise LmsFault(f"Canvas answered {describe(api.http.last)}, not user {post.user_id}'s "
-                       f"submission: {UNKNOWN}")
+        raise LmsFault(
+            f"Canvas answered {describe(api.http.last)}, not user {post.user_id}'s "
+            f"submission: {UNKNOWN}"
+        )
     remember(post, change)
     return Outcome(post.student, POSTED, posted(change))

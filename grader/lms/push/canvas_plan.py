@@ -9,6 +9,7 @@ before Canvas's own late policy took its ``points_deducted`` off (``score`` alon
 every late submission). A comment is sent unless one with the same text is there; a page, unless
 that comment has it (and the ledger's digest of the page sent last is this page's).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,8 +68,11 @@ def plan(post: Post, current, entry: dict, overwrite: bool) -> Change | Outcome:
     if not isinstance(comments, list) or not all(isinstance(c, dict) for c in comments):
         raise ValueError("its submission_comments are not a list of comments")
     if getattr(current, "excused", None) is True:
-        return Outcome(post.student, KEPT, "excused in Canvas: nothing posted (an excused "
-                       "submission is never graded over)")
+        return Outcome(
+            post.student,
+            KEPT,
+            "excused in Canvas: nothing posted (an excused submission is never graded over)",
+        )
     # the grade as posted, before Canvas's late policy took its points_deducted off
     entered = getattr(current, "entered_score", None)
     if is_number(entered) and score is not None:
@@ -78,21 +82,35 @@ def plan(post: Post, current, entry: dict, overwrite: bool) -> Change | Outcome:
     if score is None or decimal_2(score) != decimal_2(post.score):
         last = _points(entry.get("score"))
         if score is not None and last != decimal_2(score) and not overwrite:
-            by = (f"the last push recorded here posted {entry['score']}" if last is not None
-                  else "no push recorded here posted it")
-            return Outcome(post.student, KEPT, f"Canvas's grade {was} was set in Canvas ({by}): "
-                           f"kept, {points_2(post.score)} not posted (--overwrite-lms-grades "
-                           "posts it)")
+            by = (
+                f"the last push recorded here posted {entry['score']}"
+                if last is not None
+                else "no push recorded here posted it"
+            )
+            return Outcome(
+                post.student,
+                KEPT,
+                f"Canvas's grade {was} was set in Canvas ({by}): "
+                f"kept, {points_2(post.score)} not posted (--overwrite-lms-grades "
+                "posts it)",
+            )
         grade = points_2(post.score)
     same = [c for c in comments if c.get("comment") == post.comment]
     page = post.page.read_bytes() if post.page is not None else None
-    if page is not None and any(c.get("attachments") for c in same) \
-            and entry.get("page") in (None, digest(page)):
-        page = None                                  # this page is there, with this comment
-    comment = not same or page is not None           # a new page goes with the comment again
+    if (
+        page is not None
+        and any(c.get("attachments") for c in same)
+        and entry.get("page") in (None, digest(page))
+    ):
+        page = None  # this page is there, with this comment
+    comment = not same or page is not None  # a new page goes with the comment again
     if grade is None and not comment:
-        return Outcome(post.student, UNCHANGED, f"grade {points_2(post.score)} and comment "
-                       f"{'and page ' if post.page else ''}already there")
+        return Outcome(
+            post.student,
+            UNCHANGED,
+            f"grade {points_2(post.score)} and comment "
+            f"{'and page ' if post.page else ''}already there",
+        )
     return Change(grade, comment, page, was)
 
 

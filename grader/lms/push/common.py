@@ -1,6 +1,7 @@
 """What the pushes share: one student's outcome, the HTTP session every request goes through (a
 timeout, no redirect to another host), going on past a student's failure and stopping when the LMS
 is down, retrying a call the LMS throttled, the feedback comment."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,8 +14,8 @@ from grader.errors import GradeError
 T = TypeVar("T")
 
 POSTED, UNCHANGED, FAILED, NOT_TRIED = "posted", "unchanged", "failed", "not tried"
-KEPT = "kept"       # the LMS's grade is left as it is: excused, or changed there by hand (a TA's)
-DOWN_AFTER = 3      # failures in a row that are the LMS's (not a student's): then the push stops
+KEPT = "kept"  # the LMS's grade is left as it is: excused, or changed there by hand (a TA's)
+DOWN_AFTER = 3  # failures in a row that are the LMS's (not a student's): then the push stops
 # What canvasapi and pylti1p3 raise when they build objects from an answer of a shape they do not
 # expect (a list where the API documents an object, an object without its fields, a string for a
 # number): the answer's fault, told apart from the LMS refusing a request.
@@ -43,7 +44,7 @@ class Backoff:
     sleep: Callable[[float], None] = time.sleep
 
 
-TIMEOUT = 30.0      # seconds an LMS may take to answer: a hung LMS fails the push, never hangs it
+TIMEOUT = 30.0  # seconds an LMS may take to answer: a hung LMS fails the push, never hangs it
 
 
 class Redirected(Exception):
@@ -92,8 +93,14 @@ def _origin(url: str):
         std, lib = urlsplit(url), parse_url(url)
         scheme = std.scheme.lower()
         default = {"http": 80, "https": 443}.get(scheme)
-        return (scheme, (std.hostname or "").lower(), std.port or default,
-                (lib.scheme or "").lower(), (lib.host or "").lower(), lib.port or default)
+        return (
+            scheme,
+            (std.hostname or "").lower(),
+            std.port or default,
+            (lib.scheme or "").lower(),
+            (lib.host or "").lower(),
+            lib.port or default,
+        )
     except ValueError:
         return object()
 
@@ -156,30 +163,37 @@ def session():
             if kwargs.get("allow_redirects") is False:
                 return response
             if response.is_redirect or 300 <= response.status_code < 400:
-                raise OddAnswer(f"{origin_of(response.url)} answered {response.status_code} to "
-                                f"{method} {_path(response.url)} with nowhere to go")
+                raise OddAnswer(
+                    f"{origin_of(response.url)} answered {response.status_code} to "
+                    f"{method} {_path(response.url)} with nowhere to go"
+                )
             return response
 
         def rebuild_auth(self, prepared_request, response):
-            if not self.following:                  # a hop prepared, never sent
+            if not self.following:  # a hop prepared, never sent
                 prepared_request.headers.pop("Authorization", None)
                 return
             sent, status = response.request, response.status_code
             asked = f"{origin_of(sent.url)} answered {status} to {sent.method} {_path(sent.url)}"
             if _origin(prepared_request.url) != _origin(sent.url):
-                raise Redirected(f"{asked}, redirecting it to {origin_of(prepared_request.url)}, "
-                                 "another host: refused, nothing was sent there (if the LMS has "
-                                 "moved, configure its new address)")
+                raise Redirected(
+                    f"{asked}, redirecting it to {origin_of(prepared_request.url)}, "
+                    "another host: refused, nothing was sent there (if the LMS has "
+                    "moved, configure its new address)"
+                )
             if sent.method not in ("GET", "HEAD") and status not in (307, 308):
-                raise OddAnswer(f"{asked}: following it would send a GET without the request's "
-                                "body, so it was not followed")
+                raise OddAnswer(
+                    f"{asked}: following it would send a GET without the request's "
+                    "body, so it was not followed"
+                )
             super().rebuild_auth(prepared_request, response)
 
     return LmsSession()
 
 
-def post_each(items: Sequence[T], student: Callable[[T], str],
-              post: Callable[[T], Outcome]) -> list[Outcome]:
+def post_each(
+    items: Sequence[T], student: Callable[[T], str], post: Callable[[T], Outcome]
+) -> list[Outcome]:
     """``post(item)`` for each item: an outcome each, in order. A student's failure does not stop
     the push; :data:`DOWN_AFTER` :class:`LmsFault` in a row (each may have waited :data:`TIMEOUT`,
     and the rest would fail the same way) or one with ``stop`` do, and the students after it are
@@ -192,18 +206,22 @@ def post_each(items: Sequence[T], student: Callable[[T], str],
         except LmsFault as fault:
             outcome = Outcome(student(item), FAILED, str(fault))
             faults += 1
-            stop = fault.stop or (f"{faults} failures in a row that are the LMS's, not the "
-                                  "students' (is it down?)" if faults >= DOWN_AFTER else None)
-        except Exception as err:      # noqa: BLE001 - a grader bug: report what was posted, stop
-            outcome = Outcome(student(item), FAILED,
-                              f"the push failed: {type(err).__name__}: {err}")
+            stop = fault.stop or (
+                f"{faults} failures in a row that are the LMS's, not the students' (is it down?)"
+                if faults >= DOWN_AFTER
+                else None
+            )
+        except Exception as err:  # noqa: BLE001 - a grader bug: report what was posted, stop
+            outcome = Outcome(
+                student(item), FAILED, f"the push failed: {type(err).__name__}: {err}"
+            )
             stop = "an error in the grader (above)"
         else:
             faults, stop = 0, None
         outcomes.append(outcome)
         if stop:
             why = f"the push stopped at {student(item)}: {stop}"
-            return outcomes + [Outcome(student(later), NOT_TRIED, why) for later in items[i + 1:]]
+            return outcomes + [Outcome(student(later), NOT_TRIED, why) for later in items[i + 1 :]]
     return outcomes
 
 
@@ -227,8 +245,9 @@ class Throttled(Exception):
     """The LMS asked to slow down (Canvas: 403 "Rate Limit Exceeded" or 429; AGS: 429)."""
 
 
-def with_backoff(call: Callable[[], T], backoff: Backoff,
-                 throttled: Callable[[Exception], bool]) -> T:
+def with_backoff(
+    call: Callable[[], T], backoff: Backoff, throttled: Callable[[Exception], bool]
+) -> T:
     """``call()``, retried after a growing wait while it raises an exception ``throttled``
     recognises.
 
@@ -237,13 +256,14 @@ def with_backoff(call: Callable[[], T], backoff: Backoff,
     for attempt in range(backoff.retries + 1):
         try:
             return call()
-        except Exception as err:            # noqa: BLE001 - re-raised unless it is the LMS throttling
+        except Exception as err:  # noqa: BLE001 - re-raised unless it is the LMS throttling
             if not throttled(err):
                 raise
             if attempt == backoff.retries:
-                raise Throttled(f"still rate-limited after {backoff.retries} retries: {err}") \
-                    from None
-            backoff.sleep(backoff.first * 2 ** attempt)
+                raise Throttled(
+                    f"still rate-limited after {backoff.retries} retries: {err}"
+                ) from None
+            backoff.sleep(backoff.first * 2**attempt)
     raise AssertionError("unreachable")
 
 

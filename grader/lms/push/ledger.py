@@ -15,6 +15,7 @@ cannot be read is said in a warning and the push goes on as a first one would; i
 sets the unreadable file aside (``.grade-push.unreadable``). Not ``*.json``, so that what reads the
 score files never takes it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,8 +53,11 @@ class Ledger:
     def open(cls, folder: Path, destination: str) -> "Ledger":
         data, warning = _read(Path(folder))
         section = data.get(destination, {})
-        entries = {k: v for k, v in section.items() if isinstance(v, dict)} \
-            if isinstance(section, dict) else {}
+        entries = (
+            {k: v for k, v in section.items() if isinstance(v, dict)}
+            if isinstance(section, dict)
+            else {}
+        )
         return cls(Path(folder), destination, entries, warning)
 
     def get(self, user_id: str) -> dict:
@@ -66,12 +70,14 @@ class Ledger:
         if self.entries.get(user_id) == merged:
             return
         self.entries[user_id] = merged
-        data, unreadable = _read(self.folder)     # other destinations' sections, as they are now
-        if unreadable:                            # kept for a look, never written over
+        data, unreadable = _read(self.folder)  # other destinations' sections, as they are now
+        if unreadable:  # kept for a look, never written over
             os.replace(self.folder / NAME, self.folder / (NAME + ".unreadable"))
         data[self.destination] = self.entries
-        write_atomic(self.folder / NAME, json.dumps(data, indent=1, sort_keys=True,
-                                                    ensure_ascii=False) + "\n")
+        write_atomic(
+            self.folder / NAME,
+            json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+        )
 
 
 def _read(folder: Path) -> tuple[dict, str | None]:
@@ -83,6 +89,8 @@ def _read(folder: Path) -> tuple[dict, str | None]:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as err:
-        return {}, (f"{path}: the push ledger is not readable ({err}): this push sends as a first "
-                    f"one would, and sets it aside as {NAME}.unreadable")
+        return {}, (
+            f"{path}: the push ledger is not readable ({err}): this push sends as a first "
+            f"one would, and sets it aside as {NAME}.unreadable"
+        )
     return data, None

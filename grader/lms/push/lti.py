@@ -29,6 +29,7 @@ whose ``access_token`` is a string of visible characters, which goes into a head
 posted. AGS documents no body for a score's answer: any 2xx means the platform took it, anything
 else fails that student.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,21 +40,41 @@ from typing import Callable
 from grader.errors import GradeError
 from grader.lms.credentials import LtiCredentials
 from grader.lms.push.answers import describe, first_line, one_line
-from grader.lms.push.common import (FAILED, POSTED, SHAPE_ERRORS, UNCHANGED, Backoff, LmsFault,
-                                    OddAnswer, Outcome, Redirected, Throttled, no_answer, post_each,
-                                    redact, require, session, with_backoff)
+from grader.lms.push.common import (
+    FAILED,
+    POSTED,
+    SHAPE_ERRORS,
+    UNCHANGED,
+    Backoff,
+    LmsFault,
+    OddAnswer,
+    Outcome,
+    Redirected,
+    Throttled,
+    no_answer,
+    post_each,
+    redact,
+    require,
+    session,
+    with_backoff,
+)
 from grader.lms.push.ledger import Ledger, digest
 
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
-FIELDS = {"userId": "set_user_id", "scoreGiven": "set_score_given",
-          "scoreMaximum": "set_score_maximum", "activityProgress": "set_activity_progress",
-          "gradingProgress": "set_grading_progress", "timestamp": "set_timestamp",
-          "comment": "set_comment"}
+FIELDS = {
+    "userId": "set_user_id",
+    "scoreGiven": "set_score_given",
+    "scoreMaximum": "set_score_maximum",
+    "activityProgress": "set_activity_progress",
+    "gradingProgress": "set_grading_progress",
+    "timestamp": "set_timestamp",
+    "comment": "set_comment",
+}
 # RFC 6749 A.12: an access token is VSCHARs; not the space either, which would split the header
 ACCESS_TOKEN = re.compile(r"[\x21-\x7e]+")
 NOTHING = "nothing was posted"
-EARLY = 60.0        # seconds before a token's expires_in runs out that it is renewed
+EARLY = 60.0  # seconds before a token's expires_in runs out that it is renewed
 
 
 def _throttled(err: Exception) -> bool:
@@ -108,8 +129,9 @@ def _sent(obj: dict) -> str:
     return digest({k: v for k, v in obj.items() if k != "timestamp"})
 
 
-def plan(objects: list[tuple[str, dict]], ledger: Ledger | None,
-         now: datetime) -> tuple[list[tuple[str, dict]], list[Outcome]]:
+def plan(
+    objects: list[tuple[str, dict]], ledger: Ledger | None, now: datetime
+) -> tuple[list[tuple[str, dict]], list[Outcome]]:
     """The objects to send (each with Canvas's extension and its timestamp) and the outcomes of
     those not to send (``unchanged``: the ledger says this score went last)."""
     send, unchanged = [], []
@@ -117,9 +139,15 @@ def plan(objects: list[tuple[str, dict]], ledger: Ledger | None,
         obj = {**obj, CANVAS_SUBMISSION: {"new_submission": False}}
         entry = ledger.get(obj["userId"]) if ledger else {}
         if entry.get("sent") == _sent(obj):
-            unchanged.append(Outcome(student, UNCHANGED, f"score {obj.get('scoreGiven', 0):g}/"
-                                     f"{obj.get('scoreMaximum', 0):g} sent at "
-                                     f"{entry.get('timestamp')} (the push ledger)"))
+            unchanged.append(
+                Outcome(
+                    student,
+                    UNCHANGED,
+                    f"score {obj.get('scoreGiven', 0):g}/"
+                    f"{obj.get('scoreMaximum', 0):g} sent at "
+                    f"{entry.get('timestamp')} (the push ledger)",
+                )
+            )
             continue
         send.append((student, {**obj, "timestamp": stamp(now, entry.get("timestamp"))}))
     return send, unchanged
@@ -144,14 +172,16 @@ def _connector(registration, http, clock: Callable[[], float]):
 
         def get_access_token(self, scopes):
             if self.expires is not None and clock() >= self.expires:
-                self.renew()                             # before it runs out, not after a 401
+                self.renew()  # before it runs out, not after a 401
             fresh, asked = not self._access_tokens, clock()
             token = super().get_access_token(scopes)
             if fresh:
                 if not isinstance(token, str) or not ACCESS_TOKEN.fullmatch(token):
                     self.renew()
-                    raise _BadToken("access_token is not a token (RFC 6749 5.1: a string of "
-                                    "visible characters, no spaces)")
+                    raise _BadToken(
+                        "access_token is not a token (RFC 6749 5.1: a string of "
+                        "visible characters, no spaces)"
+                    )
                 self.tokens.append(token)
                 answer = http.last.json() if http.last is not None else {}
                 life = answer.get("expires_in") if isinstance(answer, dict) else None
@@ -165,9 +195,15 @@ def _connector(registration, http, clock: Callable[[], float]):
     return connector
 
 
-def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem: str,
-         backoff: Backoff = Backoff(), *, ledger: Ledger | None = None,
-         clock: Callable[[], float] = time.monotonic) -> list[Outcome]:
+def push(
+    objects: list[tuple[str, dict]],
+    credentials: LtiCredentials,
+    lineitem: str,
+    backoff: Backoff = Backoff(),
+    *,
+    ledger: Ledger | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[Outcome]:
     """POST each (student, score object) :func:`plan` chose; one outcome each, in order. Each one
     the platform took is recorded in ``ledger``.
 
@@ -183,17 +219,25 @@ def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem:
     from pylti1p3.exception import LtiException, LtiServiceException
     from pylti1p3.registration import Registration
 
-    try:     # signed once here, so that a key's error is never mistaken for the platform's answer's
+    try:  # signed once here, so that a key's error is never mistaken for the platform's answer's
         jwt.encode({"probe": 1}, credentials.private_key, algorithm="RS256")
-        public = serialization.load_pem_private_key(
-            credentials.private_key.encode(), password=None).public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        public = (
+            serialization.load_pem_private_key(credentials.private_key.encode(), password=None)
+            .public_key()
+            .public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+            .decode()
+        )
     except (ValueError, TypeError, jwt.PyJWTError) as err:
         raise GradeError(f"the LTI private key cannot sign (RS256): {err}") from None
-    registration = (Registration().set_client_id(credentials.client_id)
-                    .set_auth_token_url(credentials.token_url)
-                    .set_tool_private_key(credentials.private_key)
-                    .set_tool_public_key(public))            # the assertion's kid
+    registration = (
+        Registration()
+        .set_client_id(credentials.client_id)
+        .set_auth_token_url(credentials.token_url)
+        .set_tool_private_key(credentials.private_key)
+        .set_tool_public_key(public)
+    )  # the assertion's kid
     if credentials.audience:
         registration.set_auth_audience(credentials.audience)
     http = session()
@@ -204,26 +248,37 @@ def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem:
     except Redirected as err:
         raise GradeError(f"the LTI token request: {err}: {NOTHING}") from None
     except requests.JSONDecodeError:
-        raise GradeError(f"{url}: the token endpoint's answer is not JSON ({describe(http.last)}; "
-                         f"is it the platform's OAuth 2.0 token URL?): {NOTHING}") from None
+        raise GradeError(
+            f"{url}: the token endpoint's answer is not JSON ({describe(http.last)}; "
+            f"is it the platform's OAuth 2.0 token URL?): {NOTHING}"
+        ) from None
     except requests.RequestException as err:
-        raise GradeError(f"{url}: the LTI token endpoint cannot be reached: {no_answer(err)}") \
-            from None
+        raise GradeError(
+            f"{url}: the LTI token endpoint cannot be reached: {no_answer(err)}"
+        ) from None
     except LtiServiceException as err:
-        raise GradeError(f"{url}: the platform refused the tool's token request: "
-                         f"{err.response.status_code} {_body(err.response)}") from None
-    except KeyError:                                     # pylti1p3 reads response["access_token"]
-        raise GradeError(f"{url}: the token endpoint answered without an access_token "
-                         "(is it the platform's OAuth 2.0 token URL?)") from None
-    except Throttled:           # (its text is the platform's answer, which may echo the assertion)
-        raise GradeError(f"{url}: the token endpoint still answers 429 (too many requests) after "
-                         f"{backoff.retries} retries: {NOTHING}") from None
+        raise GradeError(
+            f"{url}: the platform refused the tool's token request: "
+            f"{err.response.status_code} {_body(err.response)}"
+        ) from None
+    except KeyError:  # pylti1p3 reads response["access_token"]
+        raise GradeError(
+            f"{url}: the token endpoint answered without an access_token "
+            "(is it the platform's OAuth 2.0 token URL?)"
+        ) from None
+    except Throttled:  # (its text is the platform's answer, which may echo the assertion)
+        raise GradeError(
+            f"{url}: the token endpoint still answers 429 (too many requests) after "
+            f"{backoff.retries} retries: {NOTHING}"
+        ) from None
     except _BadToken as err:
         raise GradeError(f"{url}: the token endpoint's {err}: {NOTHING}") from None
-    except (OddAnswer, *SHAPE_ERRORS) as err:            # a list, a string: not a token response
+    except (OddAnswer, *SHAPE_ERRORS) as err:  # a list, a string: not a token response
         why = str(err) if isinstance(err, OddAnswer) else describe(http.last)
-        raise GradeError(f"{url}: the token endpoint's answer is not an OAuth 2.0 token response "
-                         f"(RFC 6749 5.1): {one_line(why, 200)}: {NOTHING}") from None
+        raise GradeError(
+            f"{url}: the token endpoint's answer is not an OAuth 2.0 token response "
+            f"(RFC 6749 5.1): {one_line(why, 200)}: {NOTHING}"
+        ) from None
     service = AssignmentsGradesService(connector, {"scope": [SCORE_SCOPE], "lineitem": lineitem})
 
     def hide(text: str) -> str:
@@ -237,16 +292,20 @@ def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem:
         except Redirected:
             raise
         except LtiServiceException as err:
-            raise LmsFault(f"the token endpoint refused a new token: {err.response.status_code} "
-                           f"{_body(err.response, *connector.tokens)}") from None
+            raise LmsFault(
+                f"the token endpoint refused a new token: {err.response.status_code} "
+                f"{_body(err.response, *connector.tokens)}"
+            ) from None
         except requests.JSONDecodeError:
-            raise LmsFault(f"a new token: the token endpoint's answer is not JSON "
-                           f"({describe(http.last)})") from None
+            raise LmsFault(
+                f"a new token: the token endpoint's answer is not JSON ({describe(http.last)})"
+            ) from None
         except requests.RequestException as err:
             raise LmsFault(f"a new token: the token endpoint: {no_answer(err)}") from None
         except (Throttled, _BadToken, KeyError, *SHAPE_ERRORS) as err:
-            raise LmsFault(hide(f"a new token: the token endpoint's answer: "
-                                f"{type(err).__name__}: {err}")) from None
+            raise LmsFault(
+                hide(f"a new token: the token endpoint's answer: {type(err).__name__}: {err}")
+            ) from None
 
     def send(obj: dict) -> None:
         """POST ``obj``; on a 401, once more with a fresh token (the platform let it expire, or
@@ -267,29 +326,34 @@ def push(objects: list[tuple[str, dict]], credentials: LtiCredentials, lineitem:
         try:
             send(obj)
         except Redirected as err:
-            raise LmsFault(hide(str(err)),
-                           stop="the platform redirected a score to another host") from None
-        except requests.JSONDecodeError:         # pylti1p3 reads the body only after a 2xx: taken
+            raise LmsFault(
+                hide(str(err)), stop="the platform redirected a score to another host"
+            ) from None
+        except requests.JSONDecodeError:  # pylti1p3 reads the body only after a 2xx: taken
             score += " (the platform's answer was not JSON)"
         except LtiServiceException as err:
             status = err.response.status_code
             line = f"the platform refused it: {status} {_body(err.response, *connector.tokens)}"
-            if status == 401 or status >= 500:   # the token, or the platform: not this student's
+            if status == 401 or status >= 500:  # the token, or the platform: not this student's
                 raise LmsFault(line) from None
             return Outcome(student, FAILED, line)
         except requests.RequestException as err:
-            raise LmsFault(f"the platform did not answer: {no_answer(err)}: whether it took the "
-                           "score is not known") from None
+            raise LmsFault(
+                f"the platform did not answer: {no_answer(err)}: whether it took the "
+                "score is not known"
+            ) from None
         except Throttled as err:
             raise LmsFault(hide(f"not posted: {err}")) from None
         except OddAnswer as err:
             raise LmsFault(hide(f"{err}: whether it took the score is not known")) from None
         except (LtiException, *SHAPE_ERRORS) as err:  # pylti1p3 reading an unexpected answer
-            raise LmsFault(hide(f"not posted: {type(err).__name__}: {err} "
-                                f"({describe(http.last)})")) from None
+            raise LmsFault(
+                hide(f"not posted: {type(err).__name__}: {err} ({describe(http.last)})")
+            ) from None
         if ledger is not None:
-            ledger.record(obj["userId"], student=student, sent=_sent(obj),
-                          timestamp=obj["timestamp"])
+            ledger.record(
+                obj["userId"], student=student, sent=_sent(obj), timestamp=obj["timestamp"]
+            )
         return Outcome(student, POSTED, score)
 
     return post_each(objects, lambda item: item[0], post_one)

@@ -1,7 +1,8 @@
-"""The zygote's side (``worker.py --zygote``): a warm parent in the sandbox, numpy imported and no student
-code ever loaded, that forks one worker per submission on the grader's request and kills them all,
-and everything they started, after it. Standard library only; loaded by path by worker.py.
+"""The zygote's side (``worker.py --zygote``): a warm parent in the sandbox, numpy imported and no
+student code ever loaded, that forks one worker per submission on the grader's request and kills
+them all, and everything they started, after it. Standard library only; loaded by path by worker.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -9,16 +10,21 @@ import os
 import signal
 import time
 
-import _worker_confine as confine  # noqa: E402  loaded by worker.py, under this name, before this module
+# noqa: E402  loaded by worker.py, under this name, before this module
+import _worker_confine as confine
 
-_prepare_start, _private_tmp, _set_parent_death_signal = (confine._prepare_start, confine._private_tmp,
-                                                          confine._set_parent_death_signal)
+_prepare_start, _private_tmp, _set_parent_death_signal = (
+    confine._prepare_start,
+    confine._private_tmp,
+    confine._set_parent_death_signal,
+)
 
 
 def _kill_all(in_pid_namespace: bool, children: set[int], owner: int | None = None) -> bool:
     """Kill every worker and everything they started; in a pid namespace that is every process but
     its init and this one, so children that called setsid() go too; outside one, with the workers
-    running as a user of their own (``owner``), every process of that user. False if some survive 5 s."""
+    running as a user of their own (``owner``), every process of that user. False if some survive 5
+    s."""
     if not in_pid_namespace:
         for pid in children:
             try:
@@ -35,7 +41,7 @@ def _kill_all(in_pid_namespace: bool, children: set[int], owner: int | None = No
         return True
     me = os.getpid()
     deadline = time.monotonic() + 5
-    for pid in children:                                 # the workers: wait until they die (not reaped yet)
+    for pid in children:  # the workers: wait until they die (not reaped yet)
         try:
             os.kill(pid, signal.SIGKILL)
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
@@ -46,11 +52,13 @@ def _kill_all(in_pid_namespace: bool, children: set[int], owner: int | None = No
         for name in os.listdir("/proc"):
             if name.isdigit() and int(name) not in (1, me):
                 try:
-                    os.kill(int(name), signal.SIGKILL)   # the whole thread group, zombie leader or not
+                    os.kill(
+                        int(name), signal.SIGKILL
+                    )  # the whole thread group, zombie leader or not
                     with open(f"/proc/{name}/stat", "rb") as f:
                         zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
                     if not zombie or len(os.listdir(f"/proc/{name}/task")) > 1:
-                        alive.append(name)               # a zombie leader with live threads is alive
+                        alive.append(name)  # a zombie leader with live threads is alive
                 except (OSError, IndexError):
                     pass
         if not alive:
@@ -61,15 +69,19 @@ def _kill_all(in_pid_namespace: bool, children: set[int], owner: int | None = No
 
 def _remove_ipc(owner: int | None) -> None:
     """Remove every System V shared memory segment, semaphore set and message queue in the sandbox's
-    own IPC namespace: they outlive the workers that made them, and would carry data (and memory past
-    RLIMIT_AS) to the next student. Done as ``owner`` (the workers' uid) when it is not ours, since
-    IPC_RMID needs the owner or CAP_SYS_ADMIN. Only ever called in the bwrap sandbox (``--unshare-ipc``):
-    on the host it would remove other programs' objects."""
+    own IPC namespace: they outlive the workers that made them, and would carry data (and memory
+    past RLIMIT_AS) to the next student. Done as ``owner`` (the workers' uid) when it is not ours,
+    since IPC_RMID needs the owner or CAP_SYS_ADMIN. Only ever called in the bwrap sandbox
+    (``--unshare-ipc``): on the host it would remove other programs' objects."""
     found = []
     for kind in ("shm", "sem", "msg"):
         try:
             with open(f"/proc/sysvipc/{kind}") as table:
-                found += [(kind, int(line.split()[1])) for line in table.read().splitlines()[1:] if line.strip()]
+                found += [
+                    (kind, int(line.split()[1]))
+                    for line in table.read().splitlines()[1:]
+                    if line.strip()
+                ]
         except (OSError, ValueError, IndexError):
             pass
     if not found:
@@ -102,8 +114,8 @@ def _remove_ipc(owner: int | None) -> None:
 
 
 def _child(ctrl, fds: list[int], request: dict, run) -> None:
-    """In a freshly forked worker: take the channel as stdin/stdout and the log as stderr, close every
-    other descriptor (the zygote's control socket included), then serve the grader."""
+    """In a freshly forked worker: take the channel as stdin/stdout and the log as stderr, close
+    every other descriptor (the zygote's control socket included), then serve the grader."""
     try:
         ctrl.detach()
         channel, log = fds
@@ -137,24 +149,24 @@ def _can_mount_private_tmp() -> bool:
 
 def zygote(in_pid_namespace: bool, run) -> None:
     """Serve the grader's control socket (fd 0, SOCK_SEQPACKET, one JSON message a packet):
-    ``ping`` (the answer says whether each worker can have a private /tmp), ``spawn`` forks a worker on
-    the passed channel and log descriptors (numpy already imported, no student code loaded), ``kill``
-    kills every worker. Each answer echoes its request's ``id``; each worker's exit code is reported
-    back unasked (``exit``, no id)."""
+    ``ping`` (the answer says whether each worker can have a private /tmp), ``spawn`` forks a worker
+    on the passed channel and log descriptors (numpy already imported, no student code loaded),
+    ``kill`` kills every worker. Each answer echoes its request's ``id``; each worker's exit code is
+    reported back unasked (``exit``, no id)."""
+    import resource  # noqa: F401  for _limit: loaded once here, not in every worker
     import select
     import socket
 
-    import resource  # noqa: F401  for _limit: loaded once here, not in every worker
-    _prepare_start({})                                   # ctypes and the C library, for every worker
+    _prepare_start({})  # ctypes and the C library, for every worker
     _set_parent_death_signal()
-    confine._become_subreaper()                          # what a worker double-forks is reaped here
+    confine._become_subreaper()  # what a worker double-forks is reaped here
     ctrl = socket.socket(fileno=0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: set[int] = set()
-    owner = None                                         # the workers' uid, from the last spawn
+    owner = None  # the workers' uid, from the last spawn
 
     def send(message: dict) -> None:
         ctrl.send(json.dumps(message).encode())
@@ -179,7 +191,7 @@ def zygote(in_pid_namespace: bool, run) -> None:
         if ctrl not in ready:
             continue
         data, fds, _, _ = socket.recv_fds(ctrl, 1 << 16, 2)
-        if not data:                                     # the grader is gone: take the workers along
+        if not data:  # the grader is gone: take the workers along
             _kill_all(in_pid_namespace, children)
             return
         request = json.loads(data)
@@ -195,11 +207,21 @@ def zygote(in_pid_namespace: bool, run) -> None:
             children.add(pid)
             send({"op": "spawned", "id": ident, "pid": pid})
         elif request["op"] == "ping":
-            send({"op": "pong", "id": ident, "pid": os.getpid(),
-                  "private_tmp": in_pid_namespace and _can_mount_private_tmp()})
+            send(
+                {
+                    "op": "pong",
+                    "id": ident,
+                    "pid": os.getpid(),
+                    "private_tmp": in_pid_namespace and _can_mount_private_tmp(),
+                }
+            )
         elif request["op"] == "kill":
-            clean = _kill_all(in_pid_namespace, children, None if in_pid_namespace or owner == os.getuid() else owner)
+            clean = _kill_all(
+                in_pid_namespace,
+                children,
+                None if in_pid_namespace or owner == os.getuid() else owner,
+            )
             reap()
-            if in_pid_namespace:                         # (each worker's /tmp went with its mount namespace)
-                _remove_ipc(owner)                       # its own IPC namespace: no segment left over
+            if in_pid_namespace:  # (each worker's /tmp went with its mount namespace)
+                _remove_ipc(owner)  # its own IPC namespace: no segment left over
             send({"op": "killed", "id": ident, "clean": clean})

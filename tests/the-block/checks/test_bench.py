@@ -1,4 +1,5 @@
 """The benchmark's baseline must grade: every test of the suites runs in the plain pytest run."""
+
 from __future__ import annotations
 
 import re
@@ -18,7 +19,18 @@ def _outcomes(folder: Path) -> dict[str, int]:
 
 
 def test_the_baseline_passes_the_reference_and_fails_the_stubs_on_every_test():
-    tests = len(re.findall(r"^\s*def test_", "".join(p.read_text() for p in (ROOT / "tests" / "the-block").glob("*/test_*.py")
-                                                       if p.parent.name in ("public", "hidden")), re.M))
+    tests = len(
+        re.findall(
+            r"^\s*def test_",
+            "".join(
+                p.read_text()
+                for p in (ROOT / "tests" / "the-block").glob("*/test_*.py")
+                if p.parent.name in ("public", "hidden")
+            ),
+            re.M,
+        )
+    )
     assert _outcomes(ROOT / "solutions" / "the-block") == {"passed": tests}
-    assert _outcomes(ROOT / "exercises" / "the-block") == {"failed": tests}        # run and failed, not errors at setup
+    assert _outcomes(ROOT / "exercises" / "the-block") == {
+        "failed": tests
+    }  # run and failed, not errors at setup

@@ -1,11 +1,13 @@
-"""The course's modern block (the-block.txt, the script after "All five rows"): 5 tokens, d = 8, 2 query heads,
-1 K/V head, SwiGLU hidden width swiglu_width(8) = 21, drawn exactly as the script draws them
-(rng = np.random.default_rng(0); W_q, W_k, W_v, W_o, then W_1, W_3, W_2, then x), so its shapes are the course's:
-Q (2, 5, 4), K and V (1, 5, 4) repeated to (2, 5, 4), weights (2, 5, 5), SwiGLU hidden (5, 21), y (5, 8).
+"""The course's modern block (the-block.txt, the script after "All five rows"): 5 tokens, d = 8, 2
+query heads, 1 K/V head, SwiGLU hidden width swiglu_width(8) = 21, drawn exactly as the script draws
+them (rng = np.random.default_rng(0); W_q, W_k, W_v, W_o, then W_1, W_3, W_2, then x), so its shapes
+are the course's: Q (2, 5, 4), K and V (1, 5, 4) repeated to (2, 5, 4), weights (2, 5, 5), SwiGLU
+hidden (5, 21), y (5, 8).
 
-The script's RMSNorm has no gain: PARAMS leaves gain_1 and gain_2 out (their default, ones). The arrays are
-read-only: copy before changing one.
+The script's RMSNorm has no gain: PARAMS leaves gain_1 and gain_2 out (their default, ones). The
+arrays are read-only: copy before changing one.
 """
+
 import numpy as np
 
 
@@ -20,8 +22,10 @@ N, D, HEADS, KV_HEADS = 5, 8, 2, 1
 D_HEAD, D_FF = D // HEADS, 8 * D // 3  # 4, 21
 
 _rng = np.random.default_rng(0)
-W_q, W_k, W_v, W_o = (_const(_rng.normal(size=s) / np.sqrt(D))
-                      for s in [(D, D), (D, KV_HEADS * D_HEAD), (D, KV_HEADS * D_HEAD), (D, D)])
+W_q, W_k, W_v, W_o = (
+    _const(_rng.normal(size=s) / np.sqrt(D))
+    for s in [(D, D), (D, KV_HEADS * D_HEAD), (D, KV_HEADS * D_HEAD), (D, D)]
+)
 W_1 = _const(_rng.normal(size=(D, D_FF)) / np.sqrt(D))
 W_3 = _const(_rng.normal(size=(D, D_FF)) / np.sqrt(D))
 W_2 = _const(_rng.normal(size=(D_FF, D)) / np.sqrt(D_FF))

@@ -1,5 +1,7 @@
-"""`grade release`: what students get holds no solution and no hidden test, and works with `grade check`;
-the nbgrader source notebook carries the solutions and tests nbgrader needs, worth the course's points."""
+"""`grade release`: what students get holds no solution and no hidden test, and works with `grade
+check`; the nbgrader source notebook carries the solutions and tests nbgrader needs, worth the
+course's points."""
+
 from __future__ import annotations
 
 import ast
@@ -31,15 +33,27 @@ from grader.grading.signature import load_key
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
     root = tmp_path_factory.mktemp("release")
-    load_key(PROJECT / "course.json", create=True)       # the instructor's key is there, as after any autograde
-    result = grade("release", "--out", root / "release", "--nbgrader-dir", root / "nbgrader",
-                   "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    load_key(
+        PROJECT / "course.json", create=True
+    )  # the instructor's key is there, as after any autograde
+    result = grade(
+        "release",
+        "--out",
+        root / "release",
+        "--nbgrader-dir",
+        root / "nbgrader",
+        "--course",
+        PROJECT / "course.json",
+        "-a",
+        THE_BLOCK,
+    )
     assert result.exit_code == 0, result.output
     return root
 
 
 def json_strings(value) -> list[str]:
-    """Every string in a JSON value, keys too, decoded (a solution line in a JSON file is escaped)."""
+    """Every string in a JSON value, keys too, decoded (a solution line in a JSON file is
+    escaped)."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
@@ -50,8 +64,8 @@ def json_strings(value) -> list[str]:
 
 
 def release_texts(folder) -> dict[str, str]:
-    """Every file's text; a JSON file's (the feedback data: mistakes.json, trace.json ...) with its decoded
-    strings after it."""
+    """Every file's text; a JSON file's (the feedback data: mistakes.json, trace.json ...) with its
+    decoded strings after it."""
     texts = {}
     for p in folder.rglob("*"):
         if p.is_file():
@@ -64,24 +78,32 @@ def release_texts(folder) -> dict[str, str]:
 
 def public_material() -> str:
     """What students may see anyway: the stubs and the public suites, as the instructor has them."""
-    files = list((PROJECT / "exercises" / "the-block").glob("*.py")) + list((PROJECT / "tests" / "the-block" / "public").glob("*.py"))
+    files = list((PROJECT / "exercises" / "the-block").glob("*.py")) + list(
+        (PROJECT / "tests" / "the-block" / "public").glob("*.py")
+    )
     return "\n".join(p.read_text() for p in files)
 
 
 def solution_bodies() -> dict[str, list[str]]:
-    """Every function of the reference (helpers and nested ones too) -> its body's distinctive lines."""
+    """Every function of the reference (helpers and nested ones too) -> its body's distinctive
+    lines."""
     bodies = {}
     public = {line.strip() for line in public_material().splitlines()}
     modules = set(load(PROJECT / "course.json", THE_BLOCK).modules)
-    for path in sorted(p for p in (PROJECT / "solutions" / "the-block").glob("*.py") if p.stem in modules):
+    for path in sorted(
+        p for p in (PROJECT / "solutions" / "the-block").glob("*.py") if p.stem in modules
+    ):
         source = path.read_text()
         lines = source.splitlines()
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.FunctionDef):
                 body = node.body[1:] if ast.get_docstring(node) else node.body
-                text = lines[body[0].lineno - 1:node.end_lineno]
+                text = lines[body[0].lineno - 1 : node.end_lineno]
                 bodies[f"{path.name}:{node.name}"] = [
-                    line.strip() for line in text if len(line.strip()) > 12 and line.strip() not in public]
+                    line.strip()
+                    for line in text
+                    if len(line.strip()) > 12 and line.strip() not in public
+                ]
     return bodies
 
 
@@ -118,12 +140,12 @@ def test_the_release_has_stubs_public_suites_a_student_course_and_readme(release
 def test_no_solution_body_and_no_hidden_test_is_in_the_release(released):
     texts = release_texts(released / "release")
     feedback = json.loads((released / "release" / "course.json").read_text())["feedback"]
-    assert {"mistakes_data", "trace", "trace_data"} <= set(feedback)     # searched too
+    assert {"mistakes_data", "trace", "trace_data"} <= set(feedback)  # searched too
     assert "mistakes" not in feedback and not (released / "release" / "solutions").exists()
     assert all(texts[str(PurePosixPath(path))] for path in feedback.values())
     everything = "\n".join(texts.values())
     bodies = solution_bodies()
-    assert len(bodies) >= 10 and all(bodies.values())               # the search has something to find
+    assert len(bodies) >= 10 and all(bodies.values())  # the search has something to find
     for function, lines in bodies.items():
         for line in lines:
             assert line not in everything, f"{function}: {line!r} is in the release"
@@ -136,7 +158,9 @@ def test_the_grader_key_is_not_in_the_release(released):
     for folder in (released / "release", released / "nbgrader"):
         for path in folder.rglob("*"):
             assert path.name != ".grade-key", path
-            assert path.suffix != ".csv", path                  # nor the instructor's overrides (course.json names one)
+            assert path.suffix != ".csv", (
+                path
+            )  # nor the instructor's overrides (course.json names one)
             if path.name == "course.json":
                 assert "overrides" not in json.loads(path.read_text()), path
             if path.is_file():
@@ -156,29 +180,39 @@ def test_grade_check_works_in_the_release(released, tmp_path):
 
 
 def test_a_checks_worker_holds_nothing_of_the_grader(released, tmp_path):
-    """grade check in a release forks its worker from the grader's process (Linux): the student's code must
-    find there what autograde's worker holds, none of the grader's own modules, and import what it may."""
+    """grade check in a release forks its worker from the grader's process (Linux): the student's
+    code must find there what autograde's worker holds, none of the grader's own modules, and import
+    what it may."""
     release = tmp_path / "release"
     shutil.copytree(released / "release", release)
     for reference in (PROJECT / "solutions" / "the-block").glob("*.py"):
         shutil.copy(reference, release / "exercises" / reference.name)
     gelu = release / "exercises" / "gelu.py"
-    gelu.write_text("import sys\n"
-                    "GRADERS = {'grader', 'pytest', '_pytest', 'pluggy', 'click', 'rich', 'jsonschema'}\n"
-                    "SEEN = [n for n in sys.modules if n.partition('.')[0] in GRADERS]\n"
-                    "try:\n    import pytest\nexcept ImportError:\n    pass\nelse:\n    SEEN.append('import')\n"
-                    + gelu.read_text().replace("    return ", "    if SEEN:\n        return x\n    return ", 1))
+    gelu.write_text(
+        "import sys\n"
+        "GRADERS = {'grader', 'pytest', '_pytest', 'pluggy', 'click', 'rich', 'jsonschema'}\n"
+        "SEEN = [n for n in sys.modules if n.partition('.')[0] in GRADERS]\n"
+        "try:\n    import pytest\nexcept ImportError:\n    pass\nelse:\n    SEEN.append('import')\n"
+        + gelu.read_text().replace("    return ", "    if SEEN:\n        return x\n    return ", 1)
+    )
     solved = grade("check", "gelu", cwd=release)
     assert solved.exit_code == 0, solved.output
 
 
 def test_grade_trace_works_in_the_release(released, tmp_path):
-    """From the release alone (no solutions): a layernorm and an mlp fault each named at its own step, and
-    --case random, which sees a forgotten W_o the toy cannot."""
+    """From the release alone (no solutions): a layernorm and an mlp fault each named at its own
+    step, and --case random, which sees a forgotten W_o the toy cannot."""
     release = tmp_path / "release"
     shutil.copytree(released / "release", release)
-    mine = faulty(tmp_path, "me", {"layernorm": MUTANTS["layernorm.ddof1"][1], "block": MUTANTS["mlp.no_gelu"][1],
-                                   "attention": [("np.concatenate(out, axis=-1) @ W_o", "np.concatenate(out, axis=-1)")]})
+    mine = faulty(
+        tmp_path,
+        "me",
+        {
+            "layernorm": MUTANTS["layernorm.ddof1"][1],
+            "block": MUTANTS["mlp.no_gelu"][1],
+            "attention": [("np.concatenate(out, axis=-1) @ W_o", "np.concatenate(out, axis=-1)")],
+        },
+    )
     for module in mine.glob("*.py"):
         shutil.copy(module, release / "exercises" / module.name)
     toy = grade("trace", cwd=release)
@@ -189,20 +223,41 @@ def test_grade_trace_works_in_the_release(released, tmp_path):
     assert "✓ attention()" in text and "this example cannot check W_o" in text
     random = grade("trace", "--case", "random", cwd=release)
     assert random.exit_code == 1, random.output
-    assert "✗ attention() differs at step 5; its input was the reference's" in " ".join(random.output.split())
+    assert "✗ attention() differs at step 5; its input was the reference's" in " ".join(
+        random.output.split()
+    )
 
 
 def test_a_rerun_replaces_the_release_but_never_a_folder_it_did_not_write(released, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
-    result = grade("release", "--out", mine, "--nbgrader-dir", tmp_path / "nb", "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+    result = grade(
+        "release",
+        "--out",
+        mine,
+        "--nbgrader-dir",
+        tmp_path / "nb",
+        "--course",
+        PROJECT / "course.json",
+        "-a",
+        THE_BLOCK,
+    )
     assert result.exit_code == 2 and "was not written by grade release" in result.output
     assert (mine / "notes.txt").read_text() == "keep me"
     again = tmp_path / "again"
     for _ in range(2):
-        result = grade("release", "--out", again, "--nbgrader-dir", tmp_path / "nb",
-                       "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+        result = grade(
+            "release",
+            "--out",
+            again,
+            "--nbgrader-dir",
+            tmp_path / "nb",
+            "--course",
+            PROJECT / "course.json",
+            "-a",
+            THE_BLOCK,
+        )
         assert result.exit_code == 0, result.output
 
 
@@ -212,8 +267,17 @@ def test_the_release_is_readable_by_all_who_can_read_its_parent_whatever_the_uma
     mkdtemp's 0700) left other students with pip's "Directory ... is not installable"."""
     old = os.umask(0o077)
     try:
-        result = grade("release", "--out", tmp_path / "release", "--nbgrader-dir", tmp_path / "nb",
-                       "--course", PROJECT / "course.json", "-a", THE_BLOCK)
+        result = grade(
+            "release",
+            "--out",
+            tmp_path / "release",
+            "--nbgrader-dir",
+            tmp_path / "nb",
+            "--course",
+            PROJECT / "course.json",
+            "-a",
+            THE_BLOCK,
+        )
     finally:
         os.umask(old)
     assert result.exit_code == 0, result.output
@@ -223,10 +287,14 @@ def test_the_release_is_readable_by_all_who_can_read_its_parent_whatever_the_uma
 
 
 def source_notebook(released):
-    return nbformat.read(released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", as_version=4)
+    return nbformat.read(
+        released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", as_version=4
+    )
 
 
-def test_the_source_notebook_has_text_solution_and_locked_test_cells_worth_the_course_points(released):
+def test_the_source_notebook_has_text_solution_and_locked_test_cells_worth_the_course_points(
+    released,
+):
     nb = source_notebook(released)
     nbformat.validate(nb)
     course = load(PROJECT / "course.json", "the-block")
@@ -234,9 +302,20 @@ def test_the_source_notebook_has_text_solution_and_locked_test_cells_worth_the_c
     assert len(meta) == 2 * len(course.problems)
     for problem in course.problems:
         solution, tests = meta[f"{problem.name}_solution"], meta[f"{problem.name}_tests"]
-        assert solution.metadata["nbgrader"].items() >= {"solution": True, "grade": False, "locked": False}.items()
-        assert tests.metadata["nbgrader"].items() >= {"grade": True, "solution": False, "locked": True,
-                                                       "points": problem.points, "schema_version": 3}.items()
+        assert (
+            solution.metadata["nbgrader"].items()
+            >= {"solution": True, "grade": False, "locked": False}.items()
+        )
+        assert (
+            tests.metadata["nbgrader"].items()
+            >= {
+                "grade": True,
+                "solution": False,
+                "locked": True,
+                "points": problem.points,
+                "schema_version": 3,
+            }.items()
+        )
         assert solution.source.count("### BEGIN SOLUTION") == len(problem.functions)
         assert solution.source.count("### END SOLUTION") == len(problem.functions)
         public, _, rest = tests.source.partition("### BEGIN HIDDEN TESTS")
@@ -252,75 +331,124 @@ def test_the_source_notebooks_code_is_the_reference(released, tmp_path):
     """Its solution cells, read back as a submission, score full marks: the weaving lost nothing."""
     subs = tmp_path / "subs"
     subs.mkdir()
-    shutil.copy(released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", subs / "reference.ipynb")
-    result = grade("autograde", subs, "--out", tmp_path / "out", "--course", course_copy(), "-a", THE_BLOCK)
+    shutil.copy(
+        released / "nbgrader" / "source" / "the-block" / "the-block.ipynb", subs / "reference.ipynb"
+    )
+    result = grade(
+        "autograde", subs, "--out", tmp_path / "out", "--course", course_copy(), "-a", THE_BLOCK
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "out" / "reference.json").read_text())
-    assert doc["score"] == doc["max_score"] == load(PROJECT / "course.json", THE_BLOCK).max_score, textwrap.shorten(str(doc.get("submission_notes")), 300)
+    assert doc["score"] == doc["max_score"] == load(PROJECT / "course.json", THE_BLOCK).max_score, (
+        textwrap.shorten(str(doc.get("submission_notes")), 300)
+    )
 
 
 def readme_block(readme: str, heading: str, language: str = "sh") -> list[str]:
     """The commands of the first ```language block under ``heading``, without comments."""
-    section = readme[readme.index(heading):]
-    block = section[section.index(f"```{language}\n") + len(language) + 4:]
-    return [line.split("#")[0].strip() for line in block[:block.index("```")].splitlines() if line.strip()]
+    section = readme[readme.index(heading) :]
+    block = section[section.index(f"```{language}\n") + len(language) + 4 :]
+    return [
+        line.split("#")[0].strip()
+        for line in block[: block.index("```")].splitlines()
+        if line.strip()
+    ]
 
 
 def as_a_student(line: str) -> str:
     """A student's ddof=1 LayerNorm: the reference's variance line as a student writes it."""
-    return "    var = np.var(x, axis=-1, keepdims=True, ddof=1)  # unbiased\n" if "x.var(" in line else line
+    return (
+        "    var = np.var(x, axis=-1, keepdims=True, ddof=1)  # unbiased\n"
+        if "x.var(" in line
+        else line
+    )
 
 
 def test_the_readme_says_how_to_hand_in_and_its_commands_work_in_the_release(released, tmp_path):
-    """The README's hand-in commands, run in the release as a student would (the stubs filled with the reference)."""
+    """The README's hand-in commands, run in the release as a student would (the stubs filled with
+    the reference)."""
     release = shutil.copytree(released / "release", tmp_path / "release")
     readme = (release / "README.md").read_text()
     commands = readme_block(readme, "## Hand in")
     assert commands == [".venv/bin/grade pack", ".venv/bin/grade check --path hand-in.zip"]
-    assert ".venv\\Scripts\\grade" in readme[readme.index("## Hand in"):]
+    assert ".venv\\Scripts\\grade" in readme[readme.index("## Hand in") :]
     for reference in (PROJECT / "solutions" / "the-block").glob("*.py"):
         if (release / "exercises" / reference.name).exists():
             shutil.copy(reference, release / "exercises" / reference.name)
     for command in commands:
-        proc = subprocess.run([sys.executable, "-m", "grader", *shlex.split(command)[1:]], cwd=release,
-                              capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-m", "grader", *shlex.split(command)[1:]],
+            cwd=release,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode == 0, f"{command}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-    assert sorted(zipfile.ZipFile(release / "hand-in.zip").namelist()) == sorted({
-        f"{p.module}.py" for p in load(PROJECT / "course.json", "the-block").problems})
+    assert sorted(zipfile.ZipFile(release / "hand-in.zip").namelist()) == sorted(
+        {f"{p.module}.py" for p in load(PROJECT / "course.json", "the-block").problems}
+    )
 
 
 @pytest.mark.slow
-def test_a_student_in_a_fresh_venv_made_as_the_readme_says_gets_the_diagnosis_and_the_trace(released, tmp_path):
-    """From where the student stands: the release alone, a new venv as its README says (pip installs the
-    grader from the release, its dependencies from the package index), the student's code in exercises/."""
+def test_a_student_in_a_fresh_venv_made_as_the_readme_says_gets_the_diagnosis_and_the_trace(
+    released, tmp_path
+):
+    """From where the student stands: the release alone, a new venv as its README says (pip installs
+    the grader from the release, its dependencies from the package index), the student's code in
+    exercises/."""
     release = shutil.copytree(released / "release", tmp_path / "release")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    }
     setup = readme_block((release / "README.md").read_text(), "## Set up")
     assert setup == ["python3 -m venv .venv", ".venv/bin/pip install ."]
     for command in setup:
-        proc = subprocess.run(shlex.split(command), cwd=release, env=env, capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            shlex.split(command), cwd=release, env=env, capture_output=True, text=True, timeout=900
+        )
         assert proc.returncode == 0, f"{command}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
     grade_exe = release / ".venv" / "bin" / "grade"
-    installed = subprocess.run([release / ".venv" / "bin" / "python", "-c", "import grader; print(grader.__file__)"],
-                               cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
-    assert str(release / ".venv") in installed                    # the release's grader, not this checkout's
+    installed = subprocess.run(
+        [release / ".venv" / "bin" / "python", "-c", "import grader; print(grader.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert str(release / ".venv") in installed  # the release's grader, not this checkout's
     for reference in (PROJECT / "solutions" / "the-block").glob("*.py"):
         shutil.copy(reference, release / "exercises" / reference.name)
     layernorm = release / "exercises" / "layernorm.py"
     lines = layernorm.read_text().splitlines(keepends=True)
     layernorm.write_text("".join(as_a_student(line) for line in lines))
     assert "ddof=1" in layernorm.read_text()
-    checked = subprocess.run([grade_exe, "check"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
+    checked = subprocess.run(
+        [grade_exe, "check"], cwd=release, env=env, capture_output=True, text=True, timeout=600
+    )
     assert checked.returncode == 1, checked.stdout + checked.stderr
-    assert "diagnosis: this matches LayerNorm with the sample variance (ddof=1" in checked.stdout, checked.stdout
+    assert "diagnosis: this matches LayerNorm with the sample variance (ddof=1" in checked.stdout, (
+        checked.stdout
+    )
     assert "grade check ran the public tests only" in " ".join(checked.stdout.split())
-    page = subprocess.run([grade_exe, "check", "--html", tmp_path / "page.html"], cwd=release, env=env,
-                          capture_output=True, text=True, timeout=600)      # the templates ship with the grader
+    page = subprocess.run(
+        [grade_exe, "check", "--html", tmp_path / "page.html"],
+        cwd=release,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # the templates ship with the grader
     assert page.returncode == 1, page.stdout + page.stderr
     assert 'id="score">Score: <strong>' in (tmp_path / "page.html").read_text()
     assert "sample variance (ddof=1" in (tmp_path / "page.html").read_text()
-    traced = subprocess.run([grade_exe, "trace"], cwd=release, env=env, capture_output=True, text=True, timeout=600)
+    traced = subprocess.run(
+        [grade_exe, "trace"], cwd=release, env=env, capture_output=True, text=True, timeout=600
+    )
     assert traced.returncode == 1, traced.stdout + traced.stderr
     summary = " ".join(traced.stdout.split())
-    assert "layernorm() differs at steps 2 and 6; its input was the reference's, so look at layernorm()" in summary
+    assert (
+        "layernorm() differs at steps 2 and 6; its input was the reference's, so look at "
+        "layernorm()" in summary
+    )
     assert "Your own chain first differs at step 2, LayerNorm(x)" in summary

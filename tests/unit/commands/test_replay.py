@@ -4,6 +4,7 @@ its submission's sha256; ``grade autograde`` records in --out where each submiss
 each submission there again and refuse a file whose hash is not the submission's now (an earlier
 attempt's signed 100 put back over the current 87.5); ``grade autograde`` regrades it. And a key
 that signs them, readable by other users, is said."""
+
 from __future__ import annotations
 
 import csv
@@ -16,7 +17,7 @@ import nbformat
 import pytest
 from conftest import GOOD, grade, make_course, write_tree
 
-WRONG_TWICE = {"mathy.py": GOOD["mathy.py"].replace("return 2 * n", "return 3 * n")}   # 3 of 4
+WRONG_TWICE = {"mathy.py": GOOD["mathy.py"].replace("return 2 * n", "return 3 * n")}  # 3 of 4
 
 
 def _autograde(course: Path, source, out: Path, *extra) -> dict:
@@ -65,9 +66,20 @@ def test_a_replayed_score_file_is_never_pushed(replayed, tmp_path):
     course, subs, out = replayed
     roster = tmp_path / "roster.csv"
     roster.write_text("student,lms_id\nada,101\nbob,102\n")
-    code, output = grade("push", "canvas", out, "--roster", roster, "--course", course,
-                         "--course-id", "1", "--assignment-id", "7")
-    assert code == 1 and "refused: ada (ada.json): " in output, output    # a dry run: none sent
+    code, output = grade(
+        "push",
+        "canvas",
+        out,
+        "--roster",
+        roster,
+        "--course",
+        course,
+        "--course-id",
+        "1",
+        "--assignment-id",
+        "7",
+    )
+    assert code == 1 and "refused: ada (ada.json): " in output, output  # a dry run: none sent
     assert "bob" in output and "4" in output
 
 
@@ -77,7 +89,7 @@ def test_an_edited_record_of_the_submissions_stops_the_export_in_one_line(replay
     data = json.loads(record.read_text())
     elsewhere = tmp_path / "first-attempt"
     shutil.copytree(subs, elsewhere)
-    data["students"]["ada"]["path"] = str(elsewhere / "ada")        # to a copy made to match, say
+    data["students"]["ada"]["path"] = str(elsewhere / "ada")  # to a copy made to match, say
     record.write_text(json.dumps(data))
     code, output, rows = _export(course, out, tmp_path)
     assert code == 2 and str(record) in output and len(output.strip().splitlines()) == 1, output
@@ -106,7 +118,7 @@ def test_score_files_graded_from_several_places_each_check_against_their_own(tmp
     write_tree(tmp_path / "late", {})
     (tmp_path / "late" / "bob.py").write_text(GOOD["mathy.py"])
     _autograde(course, [tmp_path / "subs"], out)
-    _autograde(course, [tmp_path / "late" / "bob.py"], out)      # a late file, into the class's
+    _autograde(course, [tmp_path / "late" / "bob.py"], out)  # a late file, into the class's
     code, output, rows = _export(course, out, tmp_path)
     assert code == 0 and rows == {"ada": "4.00", "bob": "4.00"}, output
     (tmp_path / "late" / "bob.py").write_text(WRONG_TWICE["mathy.py"])
@@ -138,14 +150,16 @@ def test_a_key_other_users_can_read_is_warned_of_in_one_line(tmp_path):
     course = make_course(tmp_path / "course")
     write_tree(tmp_path / "subs" / "ada", GOOD)
     out = tmp_path / "out"
-    code, output = grade("autograde", "--course", course, tmp_path / "subs", "--out", out,
-                         "--quiet")
-    assert code == 0 and "grade-key" not in output, output          # made 0600: nothing to say
+    code, output = grade(
+        "autograde", "--course", course, tmp_path / "subs", "--out", out, "--quiet"
+    )
+    assert code == 0 and "grade-key" not in output, output  # made 0600: nothing to say
     key = course.parent / ".grade-key"
     key.chmod(0o644)
-    for command in (["autograde", "--course", course, tmp_path / "subs", "--out", out, "--quiet"],
-                    ["export", out, "--format", "csv", "--course", course,
-                     "--out", tmp_path / "g.csv"]):
+    for command in (
+        ["autograde", "--course", course, tmp_path / "subs", "--out", out, "--quiet"],
+        ["export", out, "--format", "csv", "--course", course, "--out", tmp_path / "g.csv"],
+    ):
         code, output = grade(*command)
         warning = [line for line in output.splitlines() if ".grade-key" in line]
         assert code == 0 and len(warning) == 1, output

@@ -1,4 +1,5 @@
 """Score-file validation: fastjsonschema decides, jsonschema names the field; the two must agree."""
+
 from __future__ import annotations
 
 import copy
@@ -14,27 +15,90 @@ STAMP = "2026-11-29T15:12:14.123+00:00"
 SHA = "0123456789abcdef" * 4
 
 SCORE = {
-    "student": "ada", "assignment": "the-block", "status": "graded", "score": 2.5, "max_score": 4.0,
-    "problems": [{"name": "gelu", "score": 2.5, "max_score": 4.0, "tests": ["test_a", "test_b"], "passed": 1}],
-    "tests": [
-        {"name": "test_a", "problem": "gelu", "score": 2.5, "max_score": 2.5, "status": "passed", "output": "",
-         "visibility": "visible"},
-        {"name": "test_b", "problem": "gelu", "score": 0.0, "max_score": 1.5, "status": "failed",
-         "output": "gelu of 0.5: differs", "visibility": "after_published", "kind": "mismatch",
-         "diagnosis": "gelu.sigmoid"},
+    "student": "ada",
+    "assignment": "the-block",
+    "status": "graded",
+    "score": 2.5,
+    "max_score": 4.0,
+    "problems": [
+        {"name": "gelu", "score": 2.5, "max_score": 4.0, "tests": ["test_a", "test_b"], "passed": 1}
     ],
-    "execution_time": 0.25, "graded_at": STAMP, "grader_version": "0.2.0", "submission_sha256": SHA,
-    "course_sha256": SHA, "sandbox": "bwrap", "signature": "hmac-sha256:" + SHA,
+    "tests": [
+        {
+            "name": "test_a",
+            "problem": "gelu",
+            "score": 2.5,
+            "max_score": 2.5,
+            "status": "passed",
+            "output": "",
+            "visibility": "visible",
+        },
+        {
+            "name": "test_b",
+            "problem": "gelu",
+            "score": 0.0,
+            "max_score": 1.5,
+            "status": "failed",
+            "output": "gelu of 0.5: differs",
+            "visibility": "after_published",
+            "kind": "mismatch",
+            "diagnosis": "gelu.sigmoid",
+        },
+    ],
+    "execution_time": 0.25,
+    "graded_at": STAMP,
+    "grader_version": "0.2.0",
+    "submission_sha256": SHA,
+    "course_sha256": SHA,
+    "sandbox": "bwrap",
+    "signature": "hmac-sha256:" + SHA,
     "submission_notes": ["read ada.ipynb"],
-    "late": {"submitted_at": STAMP, "due": STAMP, "seconds_late": 0, "days_late": 0, "percent": 0,
-             "penalty": 0, "raw_score": 2.5},
+    "late": {
+        "submitted_at": STAMP,
+        "due": STAMP,
+        "seconds_late": 0,
+        "days_late": 0,
+        "percent": 0,
+        "penalty": 0,
+        "raw_score": 2.5,
+    },
 }
 
 # Values of every JSON type and the edges the schema's keywords draw (minimum 0, exclusiveMinimum 0,
 # maximum 100, integer, minLength 1, enums, patterns).
-ODD = [None, True, False, 0, 1, -1, 1.0, 0.5, -0.5, 100, 100.5, "", "x", "passed", "visible", SHA, SHA.upper(),
-       SHA + "\n", STAMP, STAMP + "\n", "2026-11-29", [], ["x"], [""], {}, {"x": 1}, "graded", "grader_error",
-       "hmac-sha256:" + SHA.upper(), "hmac-sha256:" + SHA + "\n", "hmac-sha256:" + SHA[:-1]]
+ODD = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    1.0,
+    0.5,
+    -0.5,
+    100,
+    100.5,
+    "",
+    "x",
+    "passed",
+    "visible",
+    SHA,
+    SHA.upper(),
+    SHA + "\n",
+    STAMP,
+    STAMP + "\n",
+    "2026-11-29",
+    [],
+    ["x"],
+    [""],
+    {},
+    {"x": 1},
+    "graded",
+    "grader_error",
+    "hmac-sha256:" + SHA.upper(),
+    "hmac-sha256:" + SHA + "\n",
+    "hmac-sha256:" + SHA[:-1],
+]
 
 
 def _paths(value, path=()):
@@ -93,7 +157,7 @@ def test_validate_agrees_with_jsonschema_on_every_mutant_and_names_the_field():
         valid = checker.is_valid(doc)
         seen[valid] += 1
         if valid:
-            validate(doc)                                # raises if fastjsonschema disagrees
+            validate(doc)  # raises if fastjsonschema disagrees
             continue
         with pytest.raises(GradeError) as info:
             validate(doc, "scores/ada.json")
@@ -102,7 +166,7 @@ def test_validate_agrees_with_jsonschema_on_every_mutant_and_names_the_field():
         assert "\n" not in message
         error = min(checker.iter_errors(doc), key=lambda e: list(e.path))
         assert repr(".".join(map(str, error.path)) or "(top level)") in message, (name, message)
-    assert seen[True] > 100 and seen[False] > 300        # both sides exercised
+    assert seen[True] > 100 and seen[False] > 300  # both sides exercised
 
 
 def test_the_summary_shows_a_grader_error_in_red_never_as_a_score():
@@ -112,14 +176,22 @@ def test_the_summary_shows_a_grader_error_in_red_never_as_a_score():
 
     from grader.report import summary_table
 
-    flagged = {**copy.deepcopy(SCORE), "student": "bob", "status": "grader_error", "score": 0,
-               "error": "the grader failed, not your code"}
+    flagged = {
+        **copy.deepcopy(SCORE),
+        "student": "bob",
+        "status": "grader_error",
+        "score": 0,
+        "error": "the grader failed, not your code",
+    }
     buffer = io.StringIO()
-    summary_table([SCORE, flagged], Console(file=buffer, force_terminal=True, color_system="standard", width=120),
-                  title="class")
+    summary_table(
+        [SCORE, flagged],
+        Console(file=buffer, force_terminal=True, color_system="standard", width=120),
+        title="class",
+    )
     lines = buffer.getvalue().splitlines()
     bob = next(line for line in lines if "bob" in line)
-    assert bob.count("\x1b[1;31mgrader error") == 2 and "0/4" not in bob        # gelu and total, bold red
+    assert bob.count("\x1b[1;31mgrader error") == 2 and "0/4" not in bob  # gelu and total, bold red
     assert "2.5/4" in next(line for line in lines if "ada" in line)
 
 
@@ -149,10 +221,13 @@ def test_a_long_summary_prints_in_pages_as_wide_as_its_widest_row(monkeypatch):
     from grader import report
 
     monkeypatch.setattr(report, "TABLE_ROWS", 2)
-    docs = [{**copy.deepcopy(SCORE), "student": name} for name in ("a", "a-much-longer-name", "b", "c", "d")]
+    docs = [
+        {**copy.deepcopy(SCORE), "student": name}
+        for name in ("a", "a-much-longer-name", "b", "c", "d")
+    ]
     buffer = io.StringIO()
     report.summary_table(docs, Console(file=buffer, width=120), title="class")
     lines = buffer.getvalue().splitlines()
     assert lines[0].startswith("class") and buffer.getvalue().count("class") == 1
-    assert sum("student" in line for line in lines) == 3                   # three pages, each with its header
-    assert len({len(line) for line in lines[1:]}) == 1                     # aligned across the pages
+    assert sum("student" in line for line in lines) == 3  # three pages, each with its header
+    assert len({len(line) for line in lines[1:]}) == 1  # aligned across the pages

@@ -1,6 +1,7 @@
 """Issue 27, "a careless instructor loses nothing": every course.json value is checked (type and
 range) where it is read, in one line naming the file and the field, before anything is graded or
 written; and a course that cannot grade its own reference never replaces a graded score file."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,8 @@ def _limit(name, value):
 BAD = [
     (_limit("memory_mb", 1024.5), "limits.memory_mb"),
     (_limit("memory_mb", 0), "limits.memory_mb"),
-    (_limit("memory_mb", 16), "limits.memory_mb"),             # numpy alone needs more room
-    (_limit("memory_mb", 10 ** 12), "limits.memory_mb"),       # setrlimit refuses it: no limit
+    (_limit("memory_mb", 16), "limits.memory_mb"),  # numpy alone needs more room
+    (_limit("memory_mb", 10**12), "limits.memory_mb"),  # setrlimit refuses it: no limit
     (_limit("memory_mb", True), "limits.memory_mb"),
     (_limit("output_kb", 0), "limits.output_kb"),
     (_limit("output_kb", 2.5), "limits.output_kb"),
@@ -38,26 +39,36 @@ BAD = [
     (_limit("import_budget", math.inf), "limits.import_budget"),
     (lambda c: c["problems"][0].update(points=math.inf), "problems[0].points"),
     (lambda c: c["problems"][0].update(points=0), "problems[0].points"),
-    (lambda c: c["problems"][0].update(module="class"), "problems[0].module"),   # no `import class`
+    (lambda c: c["problems"][0].update(module="class"), "problems[0].module"),  # no `import class`
     (lambda c: c["problems"][0].update(functions=["lambda"]), "problems[0].functions"),
     (lambda c: c.update(imports=["import"]), "imports[0]"),
     (lambda c: c.update(solutions="no-such-folder"), "solutions"),
     (lambda c: c.update(title=5), "title"),
     (lambda c: c.update(exercises=["exercises"]), "exercises"),
-    (lambda c: c.update(feedback={"trace_data": "tests/public/none.json"}, solutions=None),
-     "feedback.trace_data"),
-    (lambda c: c.update(due="2026-05-01T23:59:00Z", late_policy={"percent_per_day": math.inf}),
-     "late_policy.percent_per_day"),
-    (lambda c: c.update(due="2026-05-01T23:59:00Z", late_policy={"percent_per_day": 250}),
-     "late_policy.percent_per_day"),
-    (lambda c: c.update(due="2026-05-01T23:59:00Z",
-                        late_policy={"percent_per_day": 10, "grace_minutes": 1e300}),
-     "late_policy.grace_minutes"),
+    (
+        lambda c: c.update(feedback={"trace_data": "tests/public/none.json"}, solutions=None),
+        "feedback.trace_data",
+    ),
+    (
+        lambda c: c.update(due="2026-05-01T23:59:00Z", late_policy={"percent_per_day": math.inf}),
+        "late_policy.percent_per_day",
+    ),
+    (
+        lambda c: c.update(due="2026-05-01T23:59:00Z", late_policy={"percent_per_day": 250}),
+        "late_policy.percent_per_day",
+    ),
+    (
+        lambda c: c.update(
+            due="2026-05-01T23:59:00Z", late_policy={"percent_per_day": 10, "grace_minutes": 1e300}
+        ),
+        "late_policy.grace_minutes",
+    ),
 ]
 
 
-@pytest.mark.parametrize("change, field", BAD,
-                         ids=[f"{field}-{i}" for i, (_, field) in enumerate(BAD)])
+@pytest.mark.parametrize(
+    "change, field", BAD, ids=[f"{field}-{i}" for i, (_, field) in enumerate(BAD)]
+)
 def test_a_value_of_the_wrong_type_or_out_of_range_is_named(mini_course, change, field):
     data = json.loads(mini_course.read_text())
     change(data)
@@ -119,12 +130,15 @@ def _edit_suite(course: Path, old: str, new: str) -> None:
     hidden.write_text(hidden.read_text().replace(old, new))
 
 
-@pytest.mark.parametrize("old, new, why", [
-    # the suite itself raises: every submission a grader error (as memory_mb 1024.5 made them)
-    ("assert student.twice(21) == 42", "assert student.twice(21) == undefined", "grader error"),
-    # the suite expects a wrong value: every submission, the reference too, loses the point
-    ("assert student.twice(21) == 42", "assert student.twice(21) == 43", "scores 3/4"),
-])
+@pytest.mark.parametrize(
+    "old, new, why",
+    [
+        # the suite itself raises: every submission a grader error (as memory_mb 1024.5 made them)
+        ("assert student.twice(21) == 42", "assert student.twice(21) == undefined", "grader error"),
+        # the suite expects a wrong value: every submission, the reference too, loses the point
+        ("assert student.twice(21) == 42", "assert student.twice(21) == 43", "scores 3/4"),
+    ],
+)
 def test_a_course_whose_reference_cannot_pass_never_replaces_a_graded_file(tmp_path, old, new, why):
     """The evidence that the course, not the student, is at fault: its own reference cannot pass.
     Checked before a graded score file would be replaced; nothing is then written."""
@@ -140,8 +154,9 @@ def test_a_course_whose_reference_cannot_pass_never_replaces_a_graded_file(tmp_p
 
 def test_a_course_edit_the_reference_passes_regrades_as_before(tmp_path):
     course, subs, out, before = _graded_once(tmp_path)
-    _edit_suite(course, "assert student.twice(21) == 42",
-                "assert student.twice(21) == 42  # still right")
+    _edit_suite(
+        course, "assert student.twice(21) == 42", "assert student.twice(21) == 42  # still right"
+    )
     code, output = grade("autograde", "--course", course, subs, "--out", out, "--quiet")
     assert code == 0, output
     after = json.loads((out / "ada.json").read_text())

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from pathlib import Path
 
 import pytest
 from conftest import PROJECT

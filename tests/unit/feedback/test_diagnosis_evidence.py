@@ -22,7 +22,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import evidence_faults as ef
 import pytest

@@ -19,7 +19,7 @@ from grader.feedback.mistakes import Catalogue
 from grader.grading import verdicts as grading
 
 TOL = 1e-3  # every check here: atol 1e-3, rtol 0
-CATALOGUE = '''
+CATALOGUE = """
 import numpy as np
 from grader.feedback.mistakes import mistake
 
@@ -45,7 +45,7 @@ MISTAKES = [
     mistake("norm.close", "this matches a norm 0.503 off, on 5 numbers", norm=five),
     mistake("block.own", "this matches a block of its own", block=lambda x: 2 * x + 0.25),
 ]
-'''
+"""
 PROBLEMS = {"norm": "norm", "block": "block"}
 
 

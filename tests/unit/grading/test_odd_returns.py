@@ -22,6 +22,7 @@ kind), and the command on the issue's example.
 An odd function computes the reference's value from a private copy of the reference modules (so that
 what it returns does not depend on which other functions are odd), then returns its kind of value.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,26 +51,50 @@ SUITE_ERROR = "error in the test itself"
 # (``_v``: a dict's values; ``args``: the arguments; ``_np``: numpy; the helpers are HELPERS')
 KINDS: dict[str, str | tuple[str, str, str]] = {
     "complex": ("r + 1j", "_np.array(_v) + 1j", "_np.array([r]) + 1j"),
-    "complex_exact": ("r.astype(complex)", "_np.array(_v, dtype=complex)",
-                      "_np.array(r, dtype=complex)"),
-    "complex_big_endian": ("(r + 2j).astype('>c16')", "_np.array(_v, dtype='>c16')",
-                           "_np.array([r], dtype='>c8')"),
+    "complex_exact": (
+        "r.astype(complex)",
+        "_np.array(_v, dtype=complex)",
+        "_np.array(r, dtype=complex)",
+    ),
+    "complex_big_endian": (
+        "(r + 2j).astype('>c16')",
+        "_np.array(_v, dtype='>c16')",
+        "_np.array([r], dtype='>c8')",
+    ),
     "bool_array": ("r > 0", "_np.array(_v) > 0", "_np.array([True])"),
-    "uint64": ("_np.abs(r * 1000).astype(_np.uint64)", "_np.array(_v, dtype=_np.uint64)",
-               "_np.array([r], dtype=_np.uint64)"),
-    "float16": ("(r + 0.25).astype(_np.float16)", "_np.array(_v, dtype=_np.float16)",
-                "_np.array(r, dtype=_np.float16)"),
-    "big_endian": ("(r * 1.5 + 0.5).astype('>f8')", "_np.array(_v, dtype='>f8')",
-                   "_np.array([r], dtype='>i8')"),
-    "longdouble": ("r.astype(_np.longdouble) * 2", "_np.array(_v, dtype=_np.longdouble)",
-                   "_np.array([r], dtype=_np.longdouble)"),
+    "uint64": (
+        "_np.abs(r * 1000).astype(_np.uint64)",
+        "_np.array(_v, dtype=_np.uint64)",
+        "_np.array([r], dtype=_np.uint64)",
+    ),
+    "float16": (
+        "(r + 0.25).astype(_np.float16)",
+        "_np.array(_v, dtype=_np.float16)",
+        "_np.array(r, dtype=_np.float16)",
+    ),
+    "big_endian": (
+        "(r * 1.5 + 0.5).astype('>f8')",
+        "_np.array(_v, dtype='>f8')",
+        "_np.array([r], dtype='>i8')",
+    ),
+    "longdouble": (
+        "r.astype(_np.longdouble) * 2",
+        "_np.array(_v, dtype=_np.longdouble)",
+        "_np.array([r], dtype=_np.longdouble)",
+    ),
     "zero_d": ("_np.array(1.5)", "_np.array(_v[0])", "_np.array(r)"),
     "empty": ("_np.zeros((0,) + r.shape[1:])", "_np.zeros(0)", "_np.zeros((0, 0))"),
-    "many_dims": ("r.reshape((1,) * 6 + r.shape)", "_np.array(_v).reshape(1, 1, 1, 1, -1)",
-                  "_np.array(r).reshape((1,) * 8)"),
+    "many_dims": (
+        "r.reshape((1,) * 6 + r.shape)",
+        "_np.array(_v).reshape(1, 1, 1, 1, -1)",
+        "_np.array(r).reshape((1,) * 8)",
+    ),
     "list_of_floats": ("[float(x) for x in r.ravel()]", "[float(x) for x in _v]", "[float(r)]"),
-    "nested_list": ("r.tolist() if r.ndim > 1 else [r.tolist()]", "[[k, x] for k, x in r.items()]",
-                    "[[r]]"),
+    "nested_list": (
+        "r.tolist() if r.ndim > 1 else [r.tolist()]",
+        "[[k, x] for k, x in r.items()]",
+        "[[r]]",
+    ),
     "ragged_list": "[[1.0], [1.0, 2.0], []]",
     "mixed_list": "[1, 'a', None, [2.5], {'k': 1}, True]",
     "inf": ("_np.full(r.shape, _np.inf)", "{k: float('inf') for k in r}", "float('inf')"),
@@ -77,34 +102,50 @@ KINDS: dict[str, str | tuple[str, str, str]] = {
     "non_finite_mix": ("_mix(r)", "{k: _MIX[i % 4] for i, k in enumerate(r)}", "-float('inf')"),
     "huge_floats": ("_np.where(r >= 0, 1.7e308, -1.7e308)", "{k: -1.7e308 for k in r}", "1.7e308"),
     "negative_zero": ("_np.full(r.shape, -0.0)", "{k: -0.0 for k in r}", "-0.0"),
-    "big_int": ("[2 ** 70, -(2 ** 70)]",
-                "{k: (-1) ** i * 2 ** 70 + x for i, (k, x) in enumerate(r.items())}", "2 ** 70"),
+    "big_int": (
+        "[2 ** 70, -(2 ** 70)]",
+        "{k: (-1) ** i * 2 ** 70 + x for i, (k, x) in enumerate(r.items())}",
+        "2 ** 70",
+    ),
     "string": ("'an answer'", "{k: str(x) for k, x in r.items()}", "str(r)"),
-    "deep_nesting": ("_deep(15)", "_deep_dict(list(r), 15)", "_deep(15)"),   # the wire's cap: 16
-    "huge_list": "[0.5] * 9990",                                            # the wire's cap: 10,000
-    "huge_dict": ("{f'k{i}': i for i in range(9990)}", "{**r, **{f'k{i}': i for i in range(9980)}}",
-                  "{f'k{i}': i for i in range(9990)}"),
+    "deep_nesting": ("_deep(15)", "_deep_dict(list(r), 15)", "_deep(15)"),  # the wire's cap: 16
+    "huge_list": "[0.5] * 9990",  # the wire's cap: 10,000
+    "huge_dict": (
+        "{f'k{i}': i for i in range(9990)}",
+        "{**r, **{f'k{i}': i for i in range(9980)}}",
+        "{f'k{i}': i for i in range(9990)}",
+    ),
     "array_for_dict_or_int": ("_np.ones(7)", "_np.array(_v)", "_np.array([r, r])"),
     "dict_for_array": ("{'output': r}", "{'counts': r}", "{'d_ff': r}"),
     "dict_wrong_keys": ("{'': 1.0}", "{k.upper(): x for k, x in r.items()}", "{'D_FF': r}"),
     "dict_extra_keys": ("{'a': r, 'b': r}", "{**r, 'bias': 1}", "{'width': r, 'extra': 1}"),
     "dict_missing_keys": ("{}", "dict(list(r.items())[1:])", "{}"),
-    "dict_of_arrays": ("{'first': r[:1], 'rest': r[1:]}",
-                       "{k: _np.array([x]) for k, x in r.items()}", "{'width': _np.array([r])}"),
-    "dict_of_0d_arrays": ("{'r': _np.array(1.0)}", "{k: _np.array(x) for k, x in r.items()}",
-                          "_np.array(r, dtype=_np.int64)"),
-    "dict_of_odd_values": ("{'values': r.tolist(), 'shape': list(r.shape)}",
-                           "{k: (None if i % 2 else [x]) for i, (k, x) in enumerate(r.items())}",
-                           "{'width': None}"),
+    "dict_of_arrays": (
+        "{'first': r[:1], 'rest': r[1:]}",
+        "{k: _np.array([x]) for k, x in r.items()}",
+        "{'width': _np.array([r])}",
+    ),
+    "dict_of_0d_arrays": (
+        "{'r': _np.array(1.0)}",
+        "{k: _np.array(x) for k, x in r.items()}",
+        "_np.array(r, dtype=_np.int64)",
+    ),
+    "dict_of_odd_values": (
+        "{'values': r.tolist(), 'shape': list(r.shape)}",
+        "{k: (None if i % 2 else [x]) for i, (k, x) in enumerate(r.items())}",
+        "{'width': None}",
+    ),
     "tuple": ("tuple(r.ravel().tolist())", "tuple(_v)", "(r,)"),
     "none": "None",
     "bool_scalar": ("True", "{k: True for k in r}", "True"),
     "float_for_int": ("1.5", "{k: float(x) for k, x in r.items()}", "float(r) + 0.5"),
     "int_for_array": ("3", "3", "-1"),
     "one_element_array": ("r.ravel()[:1]", "_np.array(_v[-1:])", "_np.array([r])"),
-    "wrong_dtype_right_shape": ("_np.round(r * 10).astype(_np.int64)",
-                                "{k: _np.int8(x % 100) for k, x in r.items()}",
-                                "_np.int8(r % 100)"),
+    "wrong_dtype_right_shape": (
+        "_np.round(r * 10).astype(_np.int64)",
+        "{k: _np.int8(x % 100) for k, x in r.items()}",
+        "_np.int8(r % 100)",
+    ),
     "transposed": ("r.T if r.ndim > 1 else r[:, None]", "{str(x): k for k, x in r.items()}", "[r]"),
     # values the wire refuses: the student's error, never the grader's
     "refused_by_the_wire": ("{1, 2}", "{1: 2}", "1j"),
@@ -120,14 +161,18 @@ KINDS: dict[str, str | tuple[str, str, str]] = {
 # kinds that may give every test of a problem the reference's value: the problem loses points only
 # where a test sees what they change (the arguments after the call; an input of that sign, which a
 # count function or a public suite may never be given)
-RIGHT_VALUES = {"mutated_inputs", "odd_where_the_input_starts_negative",
-                "odd_where_the_input_starts_positive"}
+RIGHT_VALUES = {
+    "mutated_inputs",
+    "odd_where_the_input_starts_negative",
+    "odd_where_the_input_starts_positive",
+}
 # (kind, problem) whose public tests accept the value: 7.0 counts as 7 (hidden tests check types)
 PUBLIC_ACCEPTS = {("float_for_int", "model_params")}
 
 HELPERS = '''
 
-# --- an odd return value (tests/unit/grading/test_odd_returns.py): the reference's value, then an odd kind
+# --- an odd return value (tests/unit/grading/test_odd_returns.py): the reference's value,
+# then an odd kind
 import numpy as _np
 
 _REFERENCE = {}
@@ -173,7 +218,7 @@ def _mutate(args, r):
     return r
 '''
 
-WRAPPER = '''
+WRAPPER = """
 
 def {name}(*args, **kwargs):
     r = _REFERENCE[{name!r}](*args, **kwargs)
@@ -184,7 +229,7 @@ def {name}(*args, **kwargs):
     if isinstance(r, dict):
         return {counts}
     return {number}
-'''
+"""
 
 
 def reference_namespace_source(assignment: str) -> str:
@@ -192,8 +237,10 @@ def reference_namespace_source(assignment: str) -> str:
     define one name): the private copy of the reference that odd functions compute from."""
     modules = "|".join(COURSE[assignment].modules)
     sibling = re.compile(rf"^(?:from (?:{modules}) import .*|import (?:{modules}))$", re.M)
-    return "\n\n".join(sibling.sub("", (PROJECT / "solutions" / assignment / f"{m}.py").read_text())
-                       for m in COURSE[assignment].modules)
+    return "\n\n".join(
+        sibling.sub("", (PROJECT / "solutions" / assignment / f"{m}.py").read_text())
+        for m in COURSE[assignment].modules
+    )
 
 
 def write(folder: Path, assignment: str, kinds: dict[str, str]) -> Path:
@@ -220,8 +267,9 @@ def latin_square(assignment: str) -> list[dict[str, str]]:
     i returns kind i + j, so that every function meets every kind once, in as many submissions as
     kinds."""
     kinds, functions = list(KINDS), list(COURSE[assignment].functions)
-    return [{f: kinds[(i + j) % len(kinds)] for j, f in enumerate(functions)}
-            for i in range(len(kinds))]
+    return [
+        {f: kinds[(i + j) % len(kinds)] for j, f in enumerate(functions)} for i in range(len(kinds))
+    ]
 
 
 def problem_of(assignment: str, function: str) -> str:
@@ -237,8 +285,11 @@ def faults(doc: dict) -> list[str]:
     """What says that the grader failed on this submission, rather than graded it."""
     graded = doc.get("status") == "graded"
     found = [] if graded else [f"status {doc.get('status')}: {doc.get('error', '')}"]
-    return found + [f"{t['name']}: {t['output'][:300]}" for t in doc.get("tests", ())
-                    if SUITE_ERROR in t["output"]]
+    return found + [
+        f"{t['name']}: {t['output'][:300]}"
+        for t in doc.get("tests", ())
+        if SUITE_ERROR in t["output"]
+    ]
 
 
 def autograde(root: Path, assignment: str) -> dict:
@@ -250,14 +301,27 @@ def autograde(root: Path, assignment: str) -> dict:
         for kind in KINDS:
             write(subs / f"{function}--{kind}", assignment, {function: kind})
     out = root / f"{assignment}-out"
-    code, output = grade("autograde", "--course", course_copy(), "-a", assignment, subs,
-                         "--out", out, "--jobs", 2, "--quiet")
-    docs = {tuple(p.stem.split("--")) if "--" in p.stem else p.stem: json.loads(p.read_text())
-            for p in out.glob("*.json")}
+    code, output = grade(
+        "autograde",
+        "--course",
+        course_copy(),
+        "-a",
+        assignment,
+        subs,
+        "--out",
+        out,
+        "--jobs",
+        2,
+        "--quiet",
+    )
+    docs = {
+        tuple(p.stem.split("--")) if "--" in p.stem else p.stem: json.loads(p.read_text())
+        for p in out.glob("*.json")
+    }
     return {"code": code, "output": output, "docs": docs}
 
 
-CHECK = '''
+CHECK = """
 import json, sys
 from pathlib import Path
 from grader.commands.check import check
@@ -266,7 +330,7 @@ from grader.course import manifest
 course = manifest.load(Path(sys.argv[1]))
 for folder in sys.argv[2:]:
     Path(folder + ".json").write_text(json.dumps(check(course, Path(folder)).doc))
-'''
+"""
 
 
 def release_check(root: Path, assignment: str) -> dict:
@@ -274,20 +338,46 @@ def release_check(root: Path, assignment: str) -> dict:
     latin_square(), in one process (the command's own start, a second, for each would be most of
     this test's time); and, for the-block, the command itself on the issue's example."""
     release = root / assignment / "release"
-    code, output = grade("release", "--course", PROJECT / "course.json", "-a", assignment, "--out",
-                         release, "--nbgrader-dir", root / assignment / "nbgrader")
+    code, output = grade(
+        "release",
+        "--course",
+        PROJECT / "course.json",
+        "-a",
+        assignment,
+        "--out",
+        release,
+        "--nbgrader-dir",
+        root / assignment / "nbgrader",
+    )
     assert code == 0, output
-    folders = [write(root / assignment / f"square-{i}", assignment, kinds)
-               for i, kinds in enumerate(latin_square(assignment))]
-    proc = subprocess.run([sys.executable, "-c", CHECK, release / "course.json", *folders],
-                          capture_output=True, text=True, cwd=PROJECT, timeout=600)
+    folders = [
+        write(root / assignment / f"square-{i}", assignment, kinds)
+        for i, kinds in enumerate(latin_square(assignment))
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", CHECK, release / "course.json", *folders],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=600,
+    )
     docs = [f.with_suffix(".json") for f in folders]
-    found = {"code": proc.returncode, "output": proc.stderr,
-             "docs": [json.loads(d.read_text()) if d.is_file() else {} for d in docs]}
+    found = {
+        "code": proc.returncode,
+        "output": proc.stderr,
+        "docs": [json.loads(d.read_text()) if d.is_file() else {} for d in docs],
+    }
     if assignment == "the-block":
         folder = write(root / "cli", assignment, {"count_params": "array_for_dict_or_int"})
-        code, output = grade("check", "--course", release / "course.json", "--path", folder,
-                             "--json", root / "cli.json")
+        code, output = grade(
+            "check",
+            "--course",
+            release / "course.json",
+            "--path",
+            folder,
+            "--json",
+            root / "cli.json",
+        )
         doc = json.loads((root / "cli.json").read_text())
         found["cli"] = {"code": code, "output": output, "doc": doc}
     return found
@@ -298,8 +388,11 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], dict]:
     """("autograde" or "check", assignment) -> what autograde() or release_check() found: all four
     at once (CPU-bound, they share the cores: two grader processes an autograde, one a check)."""
     root = tmp_path_factory.mktemp("odd")
-    jobs = {(stage, a): (autograde if stage == "autograde" else release_check, root / stage, a)
-            for stage in ("autograde", "check") for a in ASSIGNMENTS}
+    jobs = {
+        (stage, a): (autograde if stage == "autograde" else release_check, root / stage, a)
+        for stage in ("autograde", "check")
+        for a in ASSIGNMENTS
+    }
     with ThreadPoolExecutor(len(jobs)) as pool:
         futures = {key: pool.submit(run, folder, a) for key, (run, folder, a) in jobs.items()}
         return {key: future.result() for key, future in futures.items()}
@@ -312,8 +405,9 @@ def test_autograde_of_odd_returns_exits_0_without_a_traceback(runs, assignment):
 
 
 @pytest.mark.parametrize("assignment,function", FUNCTIONS)
-def test_an_odd_return_costs_its_own_problem_only_and_is_never_a_grader_fault(runs, assignment,
-                                                                             function):
+def test_an_odd_return_costs_its_own_problem_only_and_is_never_a_grader_fault(
+    runs, assignment, function
+):
     docs = runs[("autograde", assignment)]["docs"]
     problem = problem_of(assignment, function)
     assert docs["reference"]["score"] == docs["reference"]["max_score"], faults(docs["reference"])
@@ -331,8 +425,10 @@ def test_an_odd_return_costs_its_own_problem_only_and_is_never_a_grader_fault(ru
         others = sorted(p for p in theirs if p != problem and got[p] != theirs[p])
         if others:
             wrong[kind] = f"{others} lost points: " + "; ".join(
-                f"{t['name']}: {t['output'][:200]}" for t in doc["tests"]
-                if t["problem"] in others and t["status"] != "passed")
+                f"{t['name']}: {t['output'][:200]}"
+                for t in doc["tests"]
+                if t["problem"] in others and t["status"] != "passed"
+            )
     assert not wrong, "\n".join(f"{kind}: {why}" for kind, why in wrong.items())
 
 
@@ -344,10 +440,16 @@ def test_grade_check_of_odd_returns_in_a_release_is_never_a_grader_fault(runs, a
     assert run["code"] == 0 and "Traceback" not in run["output"], run["output"][-3000:]
     wrong = {}
     for i, (kinds, doc) in enumerate(zip(latin_square(assignment), run["docs"])):
-        must_lose = {problem_of(assignment, f) for f, k in kinds.items() if k not in RIGHT_VALUES
-                     and (k, problem_of(assignment, f)) not in PUBLIC_ACCEPTS}
-        kept = [p["name"] for p in doc.get("problems", ())
-                if p["score"] == p["max_score"] and p["name"] in must_lose]
+        must_lose = {
+            problem_of(assignment, f)
+            for f, k in kinds.items()
+            if k not in RIGHT_VALUES and (k, problem_of(assignment, f)) not in PUBLIC_ACCEPTS
+        }
+        kept = [
+            p["name"]
+            for p in doc.get("problems", ())
+            if p["score"] == p["max_score"] and p["name"] in must_lose
+        ]
         if faults(doc) or kept:
             wrong[f"square-{i} {kinds}"] = faults(doc) or f"{kept} lost no points"
     assert not wrong, "\n".join(f"{name}: {why}" for name, why in wrong.items())
@@ -365,9 +467,22 @@ def test_grade_check_of_count_params_returning_an_array(runs):
 def test_the_fuzz_covers_every_function_of_both_assignments_with_20_kinds_or_more():
     assert len(KINDS) >= 20
     assert {f for _, f in FUNCTIONS} == {
-        "layernorm", "gelu", "softmax", "attention", "mlp", "block", "count_params", "rmsnorm",
-        "silu", "swiglu_width", "swiglu", "gqa_attention", "modern_block", "count_model"}
-    for assignment in ASSIGNMENTS:                     # the checks' submissions meet every pair
+        "layernorm",
+        "gelu",
+        "softmax",
+        "attention",
+        "mlp",
+        "block",
+        "count_params",
+        "rmsnorm",
+        "silu",
+        "swiglu_width",
+        "swiglu",
+        "gqa_attention",
+        "modern_block",
+        "count_model",
+    }
+    for assignment in ASSIGNMENTS:  # the checks' submissions meet every pair
         pairs = {(f, k) for kinds in latin_square(assignment) for f, k in kinds.items()}
         assert pairs == {(f, k) for f in COURSE[assignment].functions for k in KINDS}
 
@@ -385,9 +500,10 @@ def test_a_hint_that_raises_on_the_students_value_gives_no_diagnosis_and_the_che
         assert_equal(np.array([3, 4]), {"attention": 3}, what="counts", diagnose=reads_counts)
     assert err.value.diagnosis is None and err.value.evidence is None
     assert verdict(err.value, True, "")[:2] == ("failed", "mismatch")
-    with pytest.raises(Mismatch) as err:                # on a value it can read, it still says it
-        assert_equal({"attention": 2}, {"attention": 3}, what="counts",
-                     diagnose=either(reads_counts))
+    with pytest.raises(Mismatch) as err:  # on a value it can read, it still says it
+        assert_equal(
+            {"attention": 2}, {"attention": 3}, what="counts", diagnose=either(reads_counts)
+        )
     assert err.value.diagnosis == Diagnosis("hint.off", "attention off by -1")
 
 
@@ -398,8 +514,9 @@ def test_a_hint_broken_on_the_suites_own_value_is_still_the_suites_error():
     with pytest.raises(KeyError):
         assert_equal({"attention": 2}, {"attention": 3}, what="counts", diagnose=broken)
     with pytest.raises(KeyError):
-        assert_close(np.ones(3), np.zeros(3), what="x",
-                     diagnose=lambda got, expected, same: {}["k"])
+        assert_close(
+            np.ones(3), np.zeros(3), what="x", diagnose=lambda got, expected, same: {}["k"]
+        )
 
 
 def test_the_students_code_failing_inside_a_hint_stays_the_students_error():
@@ -418,7 +535,7 @@ def test_a_detail_that_cannot_be_made_never_changes_the_verdict():
 
 
 def test_plain_checks_of_odd_values_say_what_is_wrong_in_bounded_words():
-    with pytest.raises(Mismatch) as err:                # lists holding arrays: numpy cannot say ==
+    with pytest.raises(Mismatch) as err:  # lists holding arrays: numpy cannot say ==
         assert_equal([np.ones(2), 1], [1, 1], what="a list")
     assert err.value.wrong == "not the expected value"
     with pytest.raises(Mismatch) as err:
@@ -458,16 +575,21 @@ def test_twice(student):
 def test_a_suites_own_error_in_a_hint_is_still_a_grader_fault(tmp_path):
     course = make_course(tmp_path / "course", public=HINTS_SUITE, points=5)
     subs = tmp_path / "subs"
-    write_tree(subs / "odd_double", {"mathy.py": "def double(x):\n    return 'three'\n\n"
-                                                 "def twice(n):\n    return 2 * n\n"})
-    write_tree(subs / "wrong_twice", {"mathy.py": "def double(x):\n    return 2 * x\n\n"
-                                                  "def twice(n):\n    return 2 * n + 1\n"})
-    code, output = grade("autograde", "--course", course, subs, "--out", tmp_path / "out",
-                         "--quiet")
+    write_tree(
+        subs / "odd_double",
+        {"mathy.py": "def double(x):\n    return 'three'\n\ndef twice(n):\n    return 2 * n\n"},
+    )
+    write_tree(
+        subs / "wrong_twice",
+        {"mathy.py": "def double(x):\n    return 2 * x\n\ndef twice(n):\n    return 2 * n + 1\n"},
+    )
+    code, output = grade(
+        "autograde", "--course", course, subs, "--out", tmp_path / "out", "--quiet"
+    )
     assert code == 3, output
     docs = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "out").glob("*.json")}
     assert docs["odd_double"]["status"] == "graded" and not faults(docs["odd_double"])
-    assert docs["odd_double"]["problems"][0]["score"] == 2     # test_twice and the hidden twice
+    assert docs["odd_double"]["problems"][0]["score"] == 2  # test_twice and the hidden twice
     assert docs["wrong_twice"]["status"] == "grader_error"
     twice = next(t for t in docs["wrong_twice"]["tests"] if t["name"] == "test_twice")
     assert "error in the test itself: NameError" in twice["output"]

@@ -1,7 +1,9 @@
-"""Phases (grader.grading.phases): the block (and the mlp) graded on their own lines, in a worker where the
-other problems' modules are the reference's. A fault inside a component costs points only in its own problem,
-however the block holds the component; a fault in the block problem (the block's wiring, or its mlp) costs
-the block its points whatever the components do; breaking a component on purpose never raises the total."""
+"""Phases (grader.grading.phases): the block (and the mlp) graded on their own lines, in a worker
+where the other problems' modules are the reference's. A fault inside a component costs points only
+in its own problem, however the block holds the component; a fault in the block problem (the block's
+wiring, or its mlp) costs the block its points whatever the components do; breaking a component on
+purpose never raises the total."""
+
 from __future__ import annotations
 
 import ast
@@ -12,77 +14,166 @@ import pytest
 from conftest import MAX_SCORE, PROJECT, THE_BLOCK, grade, write_tree
 from mutants import ATT_RETURN, BLOCK_LN_1, BLOCK_LN_2, FAULTS, LN_RETURN, faulty
 
-# One fault in a component each (catalogued or not, a constant, a transpose, a missing projection, a stub, a
-# crash, a component that lies when it can tell it is being checked): the block is correct every time.
+# One fault in a component each (catalogued or not, a constant, a transpose, a missing projection, a
+# stub, a
+# crash, a component that lies when it can tell it is being checked): the block is correct every
+# time.
 COMPONENT_FAULTS = {
-    **{name: FAULTS[name].edits for name in (
-        "gelu_no_half", "gelu_stub", "layernorm.ddof1", "ln_no_beta", "ln_eps_1e6", "ln_exits", "att_no_w_o",
-        "att_reversed_heads", "att_pytorch_layout", "softmax_no_keepdims", "ln_syntax_error", "ln_missing")},
-    # an import that never ends: the worker is killed, and the next one does not run layernorm.py again
-    "ln_hangs_at_import": {"layernorm": [("import numpy as np\n", "import numpy as np\n\nwhile True:\n    pass\n")]},
+    **{
+        name: FAULTS[name].edits
+        for name in (
+            "gelu_no_half",
+            "gelu_stub",
+            "layernorm.ddof1",
+            "ln_no_beta",
+            "ln_eps_1e6",
+            "ln_exits",
+            "att_no_w_o",
+            "att_reversed_heads",
+            "att_pytorch_layout",
+            "softmax_no_keepdims",
+            "ln_syntax_error",
+            "ln_missing",
+        )
+    },
+    # an import that never ends: the worker is killed, and the next one does not run layernorm.py
+    # again
+    "ln_hangs_at_import": {
+        "layernorm": [("import numpy as np\n", "import numpy as np\n\nwhile True:\n    pass\n")]
+    },
     # a layernorm that returns zeros when the block calls it (and is right when tested alone)
-    "ln_lies_in_block": {"layernorm": [(LN_RETURN, "import sys\n    if sys._getframe(1).f_code.co_name == 'block':\n"
-                                                   "        return np.zeros_like(x)\n    " + LN_RETURN)]},
+    "ln_lies_in_block": {
+        "layernorm": [
+            (
+                LN_RETURN,
+                "import sys\n    if sys._getframe(1).f_code.co_name == 'block':\n"
+                "        return np.zeros_like(x)\n    " + LN_RETURN,
+            )
+        ]
+    },
     "two_faults": {**FAULTS["gelu.constant"].edits, **FAULTS["layernorm.ddof1"].edits},
 }
 # The block's own mistakes, with right components and with components that try to make up for them.
 WIRING_FAULTS = {
-    "block_post_ln": {"block": [(BLOCK_LN_1, "u = x"),
-                                ('h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
-                                 'h = layernorm(x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads), '
-                                 'p.get("gamma_1"), p.get("beta_1"))'),
-                                (BLOCK_LN_2, "u = h"),
-                                ("return h + mlp(u, p[\"W_1\"], p[\"W_2\"])",
-                                 "return layernorm(h + mlp(h, p[\"W_1\"], p[\"W_2\"]), p.get(\"gamma_2\"), "
-                                 "p.get(\"beta_2\"))")]},
-    "block_no_gamma_beta": {"block": [(BLOCK_LN_1, "u = layernorm(x)"), (BLOCK_LN_2, "u = layernorm(h)")]},
-    # in the catalogue (block.second_norm_params): the second LayerNorm with the first one's gamma and beta
-    "block_gamma_1_twice": {"block": [(BLOCK_LN_2, 'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')]},
+    "block_post_ln": {
+        "block": [
+            (BLOCK_LN_1, "u = x"),
+            (
+                'h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
+                'h = layernorm(x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads), '
+                'p.get("gamma_1"), p.get("beta_1"))',
+            ),
+            (BLOCK_LN_2, "u = h"),
+            (
+                'return h + mlp(u, p["W_1"], p["W_2"])',
+                'return layernorm(h + mlp(h, p["W_1"], p["W_2"]), p.get("gamma_2"), '
+                'p.get("beta_2"))',
+            ),
+        ]
+    },
+    "block_no_gamma_beta": {
+        "block": [(BLOCK_LN_1, "u = layernorm(x)"), (BLOCK_LN_2, "u = layernorm(h)")]
+    },
+    # in the catalogue (block.second_norm_params): the second LayerNorm with the first one's gamma
+    # and beta
+    "block_gamma_1_twice": {
+        "block": [(BLOCK_LN_2, 'u = layernorm(h, p.get("gamma_1"), p.get("beta_1"))')]
+    },
     # not in the catalogue: the first LayerNorm with the second one's gamma and beta
-    "block_gamma_2_first": {"block": [(BLOCK_LN_1, 'u = layernorm(x, p.get("gamma_2"), p.get("beta_2"))')]},
+    "block_gamma_2_first": {
+        "block": [(BLOCK_LN_1, 'u = layernorm(x, p.get("gamma_2"), p.get("beta_2"))')]
+    },
 }
-# The block's own spec rules: never modify x or params, never call attention when it is switched off; and mlp's
-# own mistake with GELU after W_2 (random MLP weights expose it; the course's make u @ W_1 @ W_2 = 0).
-WIRING_FAULTS.update({
-    "block_modifies_x": {"block": [("h = x + attention(u,", "h += attention(u,")]},
-    "block_adds_params_keys": {"block": [("    p = params\n", "    p = params\n    for i in (1, 2):\n"
-                                          "        p.setdefault(f'gamma_{i}', None)\n        p.setdefault(f'beta_{i}', None)\n")]},
-    "block_attention_thrown_away": {"block": [("if use_attention:", "if True:"),
-                                              ('h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
-                                               'a = attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)\n'
-                                               '        h = x + a if use_attention else x')]},
-    "mlp_gelu_after_w_2": {"block": [("return gelu(u @ W_1) @ W_2", "return gelu(u @ W_1 @ W_2)")]},
-    "mlp.no_gelu": FAULTS["mlp.no_gelu"].edits,
-})
+# The block's own spec rules: never modify x or params, never call attention when it is switched
+# off; and mlp's
+# own mistake with GELU after W_2 (random MLP weights expose it; the course's make u @ W_1 @ W_2 =
+# 0).
+WIRING_FAULTS.update(
+    {
+        "block_modifies_x": {"block": [("h = x + attention(u,", "h += attention(u,")]},
+        "block_adds_params_keys": {
+            "block": [
+                (
+                    "    p = params\n",
+                    "    p = params\n    for i in (1, 2):\n"
+                    "        p.setdefault(f'gamma_{i}', None)\n        p.setdefault(f'beta_{i}', "
+                    "None)\n",
+                )
+            ]
+        },
+        "block_attention_thrown_away": {
+            "block": [
+                ("if use_attention:", "if True:"),
+                (
+                    'h = x + attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)',
+                    'a = attention(u, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)\n'
+                    "        h = x + a if use_attention else x",
+                ),
+            ]
+        },
+        "mlp_gelu_after_w_2": {
+            "block": [("return gelu(u @ W_1) @ W_2", "return gelu(u @ W_1 @ W_2)")]
+        },
+        "mlp.no_gelu": FAULTS["mlp.no_gelu"].edits,
+    }
+)
 
-# An attention calling a wrong softmax: only attention points are lost (softmax is the attention problem's own,
-# and the block runs with the reference's). The attention's own mistakes: only attention points, and a numeric slip
+# An attention calling a wrong softmax: only attention points are lost (softmax is the attention
+# problem's own,
+# and the block runs with the reference's). The attention's own mistakes: only attention points, and
+# a numeric slip
 # (a wrong scale, float32 arithmetic inside) keeps every property test's points.
 SOFTMAX_FAULTS = {
-    "softmax_stub": {"attention": [("    e = np.exp(s - s.max(axis=axis, keepdims=True))", "    raise NotImplementedError")]},
+    "softmax_stub": {
+        "attention": [
+            ("    e = np.exp(s - s.max(axis=axis, keepdims=True))", "    raise NotImplementedError")
+        ]
+    },
     "softmax_no_max": {"attention": [("np.exp(s - s.max(axis=axis, keepdims=True))", "np.exp(s)")]},
     "softmax_fixed_axis": {"attention": [("axis=axis", "axis=-1")]},
 }
 ATT_QKV = "q, k, v = u @ W_q, u @ W_k, u @ W_v"
 ATT_MASK = "scores = np.where(causal_mask(q.shape[-2]), scores, -np.inf)"
 ATT_SCORES = "scores = q @ k.swapaxes(-2, -1) / math.sqrt(q.shape[-1])"
-# A near miss in the numbers (float32 arithmetic inside) keeps every property test's points; a wrong scale is a
-# wrong formula, whose outputs move more than the property tests' 30 % (compare.ATTEMPT) in some of them.
+# A near miss in the numbers (float32 arithmetic inside) keeps every property test's points; a wrong
+# scale is a
+# wrong formula, whose outputs move more than the property tests' 30 % (compare.ATTEMPT) in some of
+# them.
 SCALES = {
-    "att_scale_d_head": {"attention": [(ATT_SCORES, "scores = q @ k.swapaxes(-2, -1) / q.shape[-1]")]},
-    "att_scale_d_model": {"attention": [(ATT_QKV, "q, k, v = u @ W_q * math.sqrt(d_head / d_model), u @ W_k, u @ W_v")]},
+    "att_scale_d_head": {
+        "attention": [(ATT_SCORES, "scores = q @ k.swapaxes(-2, -1) / q.shape[-1]")]
+    },
+    "att_scale_d_model": {
+        "attention": [
+            (ATT_QKV, "q, k, v = u @ W_q * math.sqrt(d_head / d_model), u @ W_k, u @ W_v")
+        ]
+    },
 }
 NUMERIC_SLIPS = {
-    "att_float32_inside": {"attention": [(ATT_QKV, "dtype = u.dtype\n    u, W_q, W_k, W_v, W_o = (a.astype(np.float32) "
-                                                    "for a in (u, W_q, W_k, W_v, W_o))\n    " + ATT_QKV),
-                                         (ATT_RETURN, "return (np.concatenate(out, axis=-1) @ W_o).astype(dtype)")]},
+    "att_float32_inside": {
+        "attention": [
+            (
+                ATT_QKV,
+                "dtype = u.dtype\n    u, W_q, W_k, W_v, W_o = (a.astype(np.float32) "
+                "for a in (u, W_q, W_k, W_v, W_o))\n    " + ATT_QKV,
+            ),
+            (ATT_RETURN, "return (np.concatenate(out, axis=-1) @ W_o).astype(dtype)"),
+        ]
+    },
 }
 ATTENTION_FAULTS = {
     **SCALES,
     **NUMERIC_SLIPS,
     # wrong only from row 5 on: the row-by-row checks over 16 to 64 tokens see it
-    "att_mask_from_row_5": {"attention": [("return np.tri(n, dtype=bool)", "m = np.tri(n, dtype=bool)\n"
-                                           "    m[5:] = np.tri(n, k=1, dtype=bool)[5:]\n    return m")]},
+    "att_mask_from_row_5": {
+        "attention": [
+            (
+                "return np.tri(n, dtype=bool)",
+                "m = np.tri(n, dtype=bool)\n"
+                "    m[5:] = np.tri(n, k=1, dtype=bool)[5:]\n    return m",
+            )
+        ]
+    },
     "att_mask_minus_1000": {"attention": [(ATT_MASK, ATT_MASK.replace("-np.inf", "-1000.0"))]},
     "att_modifies_u": {"attention": [(ATT_QKV, ATT_QKV + "\n    u *= 0.5")]},
     "att_reversed_heads": COMPONENT_FAULTS["att_reversed_heads"],
@@ -90,51 +181,85 @@ ATTENTION_FAULTS = {
 # Right attentions written another way: a strong enough finite mask, all heads in one softmax call.
 RIGHT_ATTENTIONS = {
     "att_mask_minus_1e9": {"attention": [(ATT_MASK, ATT_MASK.replace("-np.inf", "-1e9"))]},
-    "att_mask_finfo_min": {"attention": [(ATT_MASK, ATT_MASK.replace("-np.inf", "np.finfo(scores.dtype).min"))]},
-    "att_stacked_heads": {"attention": [(
-        "    heads = [slice(h * d_head, (h + 1) * d_head) for h in range(n_heads)]\n"
-        "    out = [attend(q[..., s], k[..., s], v[..., s], causal) for s in heads]  # n_heads x (n, d_head)\n"
-        "    " + ATT_RETURN + "  # (n, d_model) @ (d_model, d_model) -> (n, d_model)\n",
-        "    n = u.shape[0]\n"
-        "    qh, kh, vh = (t.reshape(n, n_heads, d_head).transpose(1, 0, 2) for t in (q, k, v))\n"
-        "    scores = qh @ kh.transpose(0, 2, 1) / math.sqrt(d_head)\n"
-        "    if causal:\n        scores = np.where(np.tri(n, dtype=bool), scores, -np.inf)\n"
-        "    return (softmax(scores, axis=-1) @ vh).transpose(1, 0, 2).reshape(n, d_model) @ W_o\n")]},
+    "att_mask_finfo_min": {
+        "attention": [(ATT_MASK, ATT_MASK.replace("-np.inf", "np.finfo(scores.dtype).min"))]
+    },
+    "att_stacked_heads": {
+        "attention": [
+            (
+                "    heads = [slice(h * d_head, (h + 1) * d_head) for h in range(n_heads)]\n"
+                "    out = [attend(q[..., s], k[..., s], v[..., s], causal) for s in heads]  # "
+                "n_heads x (n, d_head)\n"
+                "    " + ATT_RETURN + "  # (n, d_model) @ (d_model, d_model) -> (n, d_model)\n",
+                "    n = u.shape[0]\n"
+                "    qh, kh, vh = (t.reshape(n, n_heads, d_head).transpose(1, 0, 2) for t in (q, "
+                "k, v))\n"
+                "    scores = qh @ kh.transpose(0, 2, 1) / math.sqrt(d_head)\n"
+                "    if causal:\n        scores = np.where(np.tri(n, dtype=bool), scores, "
+                "-np.inf)\n"
+                "    return (softmax(scores, axis=-1) @ vh).transpose(1, 0, 2).reshape(n, d_model) "
+                "@ W_o\n",
+            )
+        ]
+    },
 }
 
 
 def property_tests() -> set[str]:
-    """The names of the course's property tests (@pytest.mark.property) in the attention and block suites."""
+    """The names of the course's property tests (@pytest.mark.property) in the attention and block
+    suites."""
     names = set()
     for suite in ("public", "hidden"):
         for problem in ("attention", "block"):
-            tree = ast.parse((PROJECT / "tests" / THE_BLOCK / suite / f"test_{problem}.py").read_text())
-            names |= {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
-                      and any(ast.unparse(d) == "pytest.mark.property" for d in f.decorator_list)}
+            tree = ast.parse(
+                (PROJECT / "tests" / THE_BLOCK / suite / f"test_{problem}.py").read_text()
+            )
+            names |= {
+                f.name
+                for f in tree.body
+                if isinstance(f, ast.FunctionDef)
+                and any(ast.unparse(d) == "pytest.mark.property" for d in f.decorator_list)
+            }
     return names
 
 
 # A right block holding layernorm another way than `from layernorm import layernorm`.
 HOLDS = {
-    "module": [("from layernorm import layernorm", "import layernorm as ln"),
-               (BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "ln.layernorm(")),
-               (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "ln.layernorm("))],
-    "default_argument": [("def block(x, params, n_heads=1, use_attention=True):",
-                          "def block(x, params, n_heads=1, use_attention=True, norm=layernorm):"),
-                         (BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "norm(")),
-                         (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "norm("))],
-    "class_attribute": [("def mlp(", "class Parts:\n    norm = staticmethod(layernorm)\n\n\ndef mlp("),
-                        (BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "Parts.norm(")),
-                        (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "Parts.norm("))],
-    "partial_row_by_row": [("def mlp(", "import functools\nimport numpy as np\nNORM = {'ln': functools.partial("
-                                        "layernorm, eps=1e-5)}\n\n\ndef mlp("),
-                           (BLOCK_LN_1, 'u = np.stack([NORM["ln"](r[None], p.get("gamma_1"), p.get("beta_1"))[0] '
-                                        "for r in x])"),
-                           (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", 'NORM["ln"]('))],
+    "module": [
+        ("from layernorm import layernorm", "import layernorm as ln"),
+        (BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "ln.layernorm(")),
+        (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "ln.layernorm(")),
+    ],
+    "default_argument": [
+        (
+            "def block(x, params, n_heads=1, use_attention=True):",
+            "def block(x, params, n_heads=1, use_attention=True, norm=layernorm):",
+        ),
+        (BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "norm(")),
+        (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "norm(")),
+    ],
+    "class_attribute": [
+        ("def mlp(", "class Parts:\n    norm = staticmethod(layernorm)\n\n\ndef mlp("),
+        (BLOCK_LN_1, BLOCK_LN_1.replace("layernorm(", "Parts.norm(")),
+        (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", "Parts.norm(")),
+    ],
+    "partial_row_by_row": [
+        (
+            "def mlp(",
+            "import functools\nimport numpy as np\nNORM = {'ln': functools.partial("
+            "layernorm, eps=1e-5)}\n\n\ndef mlp(",
+        ),
+        (
+            BLOCK_LN_1,
+            'u = np.stack([NORM["ln"](r[None], p.get("gamma_1"), p.get("beta_1"))[0] for r in x])',
+        ),
+        (BLOCK_LN_2, BLOCK_LN_2.replace("layernorm(", 'NORM["ln"](')),
+    ],
 }
 
 
-# The sabotage a red team found: the block drops gamma and beta, and layernorm ignores them on purpose, so
+# The sabotage a red team found: the block drops gamma and beta, and layernorm ignores them on
+# purpose, so
 # that the two together compute what a correct block computes.
 SABOTAGE = {**WIRING_FAULTS["block_no_gamma_beta"], **FAULTS["layernorm.no_affine"].edits}
 
@@ -143,19 +268,31 @@ SABOTAGE = {**WIRING_FAULTS["block_no_gamma_beta"], **FAULTS["layernorm.no_affin
 def scores(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("wiring")
     subs = root / "subs"
-    for name, edits in {**COMPONENT_FAULTS, **WIRING_FAULTS, **SOFTMAX_FAULTS, **ATTENTION_FAULTS,
-                        **RIGHT_ATTENTIONS}.items():
+    for name, edits in {
+        **COMPONENT_FAULTS,
+        **WIRING_FAULTS,
+        **SOFTMAX_FAULTS,
+        **ATTENTION_FAULTS,
+        **RIGHT_ATTENTIONS,
+    }.items():
         faulty(subs, name, edits)
     faulty(subs, "sabotage", SABOTAGE)
     faulty(subs, "reference")
-    # a wrong layernorm (or one that does not import) held by a right block in every way a block can hold it
+    # a wrong layernorm (or one that does not import) held by a right block in every way a block can
+    # hold it
     for shape, edits in HOLDS.items():
         faulty(subs, f"{shape}_wrong_ln", {"block": edits, **FAULTS["layernorm.ddof1"].edits})
-        faulty(subs, f"{shape}_ln_syntax_error", {"block": edits, **FAULTS["ln_syntax_error"].edits})
+        faulty(
+            subs, f"{shape}_ln_syntax_error", {"block": edits, **FAULTS["ln_syntax_error"].edits}
+        )
     # a block that computes its own layernorm: judged end to end, right or wrong
-    inline = ("from layernorm import layernorm", "import numpy as np\n\n\ndef layernorm(x, g=None, b=None):\n"
-              "    g = 1 if g is None else g\n    b = 0 if b is None else b\n"
-              "    return g * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True{}) + 1e-5) + b")
+    inline = (
+        "from layernorm import layernorm",
+        "import numpy as np\n\n\ndef layernorm(x, g=None, b=None):\n"
+        "    g = 1 if g is None else g\n    b = 0 if b is None else b\n"
+        "    return g * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True{}) + "
+        "1e-5) + b",
+    )
     faulty(subs, "inline_right", {"block": [(inline[0], inline[1].format(""))]})
     faulty(subs, "inline_wrong", {"block": [(inline[0], inline[1].format(", ddof=1"))]})
     out = root / "out"
@@ -169,7 +306,11 @@ def points(doc: dict) -> dict[str, float]:
 
 
 def block_tests(doc: dict) -> dict[str, float]:
-    return {t["name"]: t["score"] for t in doc["tests"] if t["problem"] == "block" and "mlp" not in t["name"]}
+    return {
+        t["name"]: t["score"]
+        for t in doc["tests"]
+        if t["problem"] == "block" and "mlp" not in t["name"]
+    }
 
 
 @pytest.mark.parametrize("name", sorted(COMPONENT_FAULTS))
@@ -178,25 +319,29 @@ def test_a_correct_block_keeps_its_points_whatever_its_components_do(scores, nam
     assert reference["score"] == MAX_SCORE
     doc = scores[name]
     assert doc["status"] == "graded", doc.get("error")
-    assert block_tests(doc) == block_tests(reference), [t["output"] for t in doc["tests"] if t["problem"] == "block"
-                                                         and t["status"] != "passed"]
+    assert block_tests(doc) == block_tests(reference), [
+        t["output"] for t in doc["tests"] if t["problem"] == "block" and t["status"] != "passed"
+    ]
     # points fall only in the problems of the modules the fault is in (block.py's: its mlp tests)
     faulty_problems = set(COMPONENT_FAULTS[name])
     lost = {p for p, score in points(doc).items() if score < points(reference)[p]}
     assert lost <= faulty_problems, lost
-    assert lost or name == "ln_lies_in_block"        # (right when tested alone: it loses nothing)
+    assert lost or name == "ln_lies_in_block"  # (right when tested alone: it loses nothing)
 
 
 @pytest.mark.parametrize("name", sorted(WIRING_FAULTS))
 def test_a_wiring_fault_costs_the_block_its_points(scores, name):
     doc = scores[name]
     assert points(doc)["block"] < 25
-    assert {p: s for p, s in points(doc).items() if p != "block"} == \
-        {p: s for p, s in points(scores["reference"]).items() if p != "block"}
+    assert {p: s for p, s in points(doc).items() if p != "block"} == {
+        p: s for p, s in points(scores["reference"]).items() if p != "block"
+    }
 
 
 def test_a_block_that_calls_attention_when_it_is_off_loses_only_that_test(scores):
-    lost = [t["name"] for t in scores["block_attention_thrown_away"]["tests"] if t["status"] != "passed"]
+    lost = [
+        t["name"] for t in scores["block_attention_thrown_away"]["tests"] if t["status"] != "passed"
+    ]
     assert lost == ["test_block_attention_off_never_calls_attention"], lost
 
 
@@ -211,12 +356,14 @@ def test_a_softmax_fault_costs_only_attention_points(scores, name):
 def test_an_attention_fault_costs_only_attention_points(scores, name):
     doc = scores[name]
     assert points(doc)["attention"] < 25
-    assert {p: s for p, s in points(doc).items() if p != "attention"} == \
-        {p: s for p, s in points(scores["reference"]).items() if p != "attention"}
-    if name in NUMERIC_SLIPS:                        # a slip in the numbers keeps every property's points
+    assert {p: s for p, s in points(doc).items() if p != "attention"} == {
+        p: s for p, s in points(scores["reference"]).items() if p != "attention"
+    }
+    if name in NUMERIC_SLIPS:  # a slip in the numbers keeps every property's points
         properties = property_tests()
-        assert properties and not [t["name"] for t in doc["tests"] if t["name"] in properties
-                                   and t["status"] != "passed"]
+        assert properties and not [
+            t["name"] for t in doc["tests"] if t["name"] in properties and t["status"] != "passed"
+        ]
 
 
 def test_a_mask_of_minus_1000_fails_only_the_test_of_the_mask_strength(scores):
@@ -226,32 +373,45 @@ def test_a_mask_of_minus_1000_fails_only_the_test_of_the_mask_strength(scores):
 
 @pytest.mark.parametrize("name", sorted(RIGHT_ATTENTIONS))
 def test_a_right_attention_written_another_way_scores_full_marks(scores, name):
-    assert scores[name]["score"] == MAX_SCORE, [t["output"] for t in scores[name]["tests"] if t["status"] != "passed"]
+    assert scores[name]["score"] == MAX_SCORE, [
+        t["output"] for t in scores[name]["tests"] if t["status"] != "passed"
+    ]
 
 
 def test_breaking_a_component_on_purpose_never_raises_the_total(scores):
-    honest = scores["block_no_gamma_beta"]             # the same block, with a correct layernorm
+    honest = scores["block_no_gamma_beta"]  # the same block, with a correct layernorm
     assert scores["sabotage"]["score"] <= honest["score"]
     assert points(scores["sabotage"])["block"] <= points(honest)["block"] < 25
 
 
-@pytest.mark.parametrize("name", [f"{shape}_{fault}" for shape in HOLDS for fault in ("wrong_ln", "ln_syntax_error")])
+@pytest.mark.parametrize(
+    "name", [f"{shape}_{fault}" for shape in HOLDS for fault in ("wrong_ln", "ln_syntax_error")]
+)
 def test_the_block_runs_with_the_reference_components_however_it_holds_them(scores, name):
     doc = scores[name]
-    assert points(doc)["block"] == 25 and points(doc)["layernorm"] < 20, \
-        [t["output"] for t in doc["tests"] if t["problem"] == "block" and t["status"] != "passed"]
+    assert points(doc)["block"] == 25 and points(doc)["layernorm"] < 20, [
+        t["output"] for t in doc["tests"] if t["problem"] == "block" and t["status"] != "passed"
+    ]
 
 
 @pytest.mark.parametrize("name", ["ln_syntax_error", "ln_missing"])
 def test_a_component_that_does_not_import_fails_as_before_and_costs_the_block_nothing(scores, name):
-    """layernorm.py with a SyntaxError, or missing: its own tests fail with the import's failure, worded as
-    ever; block.py, which imports it, imports the reference's there, and keeps its points."""
+    """layernorm.py with a SyntaxError, or missing: its own tests fail with the import's failure,
+    worded as ever; block.py, which imports it, imports the reference's there, and keeps its
+    points."""
     doc = scores[name]
     assert points(doc) == {**points(scores["reference"]), "layernorm": 0}
     own = [t for t in doc["tests"] if t["problem"] == "layernorm"]
-    why = "SyntaxError: " if name == "ln_syntax_error" else "there is no layernorm.py in your folder"
-    assert all(t["status"] == "error" and t["output"].startswith("importing layernorm.py failed") for t in own)
-    assert all(why in t["output"] for t in own if t["visibility"] == "visible"), [t["output"] for t in own]
+    why = (
+        "SyntaxError: " if name == "ln_syntax_error" else "there is no layernorm.py in your folder"
+    )
+    assert all(
+        t["status"] == "error" and t["output"].startswith("importing layernorm.py failed")
+        for t in own
+    )
+    assert all(why in t["output"] for t in own if t["visibility"] == "visible"), [
+        t["output"] for t in own
+    ]
 
 
 def test_a_block_that_computes_its_own_parts_is_judged_on_its_own_output(scores):
@@ -260,16 +420,24 @@ def test_a_block_that_computes_its_own_parts_is_judged_on_its_own_output(scores)
 
 
 def test_a_catalogued_wiring_mistake_is_named_on_public_tests(scores):
-    """The stand-ins also answer the calls a known wiring mistake makes, so its output can be diagnosed (on the
-    value tests: a post-LN block is still causal and keeps float32, so it passes those property tests)."""
+    """The stand-ins also answer the calls a known wiring mistake makes, so its output can be
+    diagnosed (on the value tests: a post-LN block is still causal and keeps float32, so it passes
+    those property tests)."""
     properties = property_tests()
-    public = [t for t in scores["block_post_ln"]["tests"] if t["problem"] == "block" and t["visibility"] == "visible"
-              and "mlp" not in t["name"] and t["name"] not in properties]
-    assert public and all(t["status"] == "failed" and t.get("diagnosis") == "block.post_ln" for t in public), \
-        [t["output"] for t in public]
+    public = [
+        t
+        for t in scores["block_post_ln"]["tests"]
+        if t["problem"] == "block"
+        and t["visibility"] == "visible"
+        and "mlp" not in t["name"]
+        and t["name"] not in properties
+    ]
+    assert public and all(
+        t["status"] == "failed" and t.get("diagnosis") == "block.post_ln" for t in public
+    ), [t["output"] for t in public]
 
 
-SUITE = '''
+SUITE = """
 import pytest
 
 @pytest.mark.points(1)
@@ -279,8 +447,8 @@ def test_plain(student):
 @pytest.mark.points(1)
 def test_plain_after(student):
     assert student.mark("after") == ["plain", "after"]
-'''
-USES_SUITE = '''
+"""
+USES_SUITE = """
 import pytest
 
 @pytest.mark.points(1)
@@ -290,47 +458,84 @@ def test_uses_first(student):
 @pytest.mark.points(1)
 def test_uses_second(student):
     assert student.uses("u2")[-2:] == ["u1", "u2"]
-'''
+"""
 MODULE = "CALLS = []\n\ndef mark(tag):\n    CALLS.append(tag)\n    return list(CALLS)\n"
 USES = "import marks\n\ndef uses(tag):\n    return marks.mark(tag)\n"
-HIDDEN = ("import pytest\n\n@pytest.mark.points(1)\ndef test_hidden(student):\n"
-          "    assert student.mark('h') == ['plain', 'after', 'h'], 'a hidden test ran before a public one'\n")
-USES_HIDDEN = ("import pytest\n\n@pytest.mark.points(1)\ndef test_uses_hidden(student):\n"
-               "    assert student.uses('h')[-3:] == ['u1', 'u2', 'h']\n")
+HIDDEN = (
+    "import pytest\n\n@pytest.mark.points(1)\ndef test_hidden(student):\n"
+    "    assert student.mark('h') == ['plain', 'after', 'h'], 'a hidden test ran before a public "
+    "one'\n"
+)
+USES_HIDDEN = (
+    "import pytest\n\n@pytest.mark.points(1)\ndef test_uses_hidden(student):\n"
+    "    assert student.uses('h')[-3:] == ['u1', 'u2', 'h']\n"
+)
 
 
 def two_problem_course(root):
-    """A course of two problems, ``marks`` and ``uses`` (whose module imports marks.py), each with a public and a
-    hidden suite; the reference's mark() returns every tag it was given, in order."""
-    write_tree(root / "tests" / "public", {"__init__.py": "", "test_marks.py": SUITE, "test_uses.py": USES_SUITE})
-    write_tree(root / "tests" / "hidden", {"__init__.py": "", "test_marks.py": HIDDEN, "test_uses.py": USES_HIDDEN})
+    """A course of two problems, ``marks`` and ``uses`` (whose module imports marks.py), each with a
+    public and a hidden suite; the reference's mark() returns every tag it was given, in order."""
+    write_tree(
+        root / "tests" / "public",
+        {"__init__.py": "", "test_marks.py": SUITE, "test_uses.py": USES_SUITE},
+    )
+    write_tree(
+        root / "tests" / "hidden",
+        {"__init__.py": "", "test_marks.py": HIDDEN, "test_uses.py": USES_HIDDEN},
+    )
     write_tree(root / "solutions", {"marks.py": MODULE, "uses.py": USES})
     write_tree(root / "exercises", {"marks.py": MODULE, "uses.py": USES})
-    (root / "course.json").write_text(json.dumps({
-        "assignment": "phases", "solutions": "solutions", "exercises": "exercises",
-        "problems": [{"name": n, "module": n, "functions": [f], "points": 3 if n == "marks" else 3,
-                      "public": f"tests/public/test_{n}.py", "hidden": f"tests/hidden/test_{n}.py"}
-                     for n, f in (("marks", "mark"), ("uses", "uses"))]}))
+    (root / "course.json").write_text(
+        json.dumps(
+            {
+                "assignment": "phases",
+                "solutions": "solutions",
+                "exercises": "exercises",
+                "problems": [
+                    {
+                        "name": n,
+                        "module": n,
+                        "functions": [f],
+                        "points": 3 if n == "marks" else 3,
+                        "public": f"tests/public/test_{n}.py",
+                        "hidden": f"tests/hidden/test_{n}.py",
+                    }
+                    for n, f in (("marks", "mark"), ("uses", "uses"))
+                ],
+            }
+        )
+    )
     return root / "course.json"
 
 
-def test_each_worker_runs_its_public_tests_before_its_hidden_ones_and_a_dependent_problem_has_its_own(tmp_path,
-                                                                                                     level):
-    """autograde: marks's public tests, then its hidden ones, in one worker; then uses's, in a fresh worker whose
-    marks module is the reference's (no tag of marks's tests in it)."""
+def test_each_worker_runs_its_public_tests_before_its_hidden_ones_and_a_dependent_problem_has_its_own(
+    tmp_path, level
+):
+    """autograde: marks's public tests, then its hidden ones, in one worker; then uses's, in a fresh
+    worker whose marks module is the reference's (no tag of marks's tests in it)."""
     course = two_problem_course(tmp_path / "course")
     shutil.copytree(tmp_path / "course" / "solutions", tmp_path / "subs" / "ann")
     level_args = ["--sandbox", level] + (["--unsafe"] if level == "process" else [])
-    code, output = grade("autograde", tmp_path / "subs", "--course", course, "--out", tmp_path / "out", *level_args)
+    code, output = grade(
+        "autograde", tmp_path / "subs", "--course", course, "--out", tmp_path / "out", *level_args
+    )
     doc = json.loads((tmp_path / "out" / "ann.json").read_text())
     assert {t["name"]: t["status"] for t in doc["tests"]} == dict.fromkeys(
-        ["test_plain", "test_plain_after", "test_uses_first", "test_uses_second", "test_hidden",
-         "test_uses_hidden"], "passed"), [t["output"] for t in doc["tests"]]
+        [
+            "test_plain",
+            "test_plain_after",
+            "test_uses_first",
+            "test_uses_second",
+            "test_hidden",
+            "test_uses_hidden",
+        ],
+        "passed",
+    ), [t["output"] for t in doc["tests"]]
 
 
 def test_in_a_release_every_test_runs_in_one_worker_with_the_students_own_modules(tmp_path):
-    """grade check without the reference: uses() calls the student's own marks (its calls are the earlier tests'),
-    and a failing test of uses says so."""
+    """grade check without the reference: uses() calls the student's own marks (its calls are the
+    earlier tests'), and a failing test of uses says so."""
     course = two_problem_course(tmp_path / "course")
     data = json.loads(course.read_text())
     del data["solutions"]
@@ -342,20 +547,30 @@ def test_in_a_release_every_test_runs_in_one_worker_with_the_students_own_module
     doc = json.loads(out.read_text())
     status = {t["name"]: t for t in doc["tests"]}
     assert status["test_plain"]["status"] == status["test_plain_after"]["status"] == "passed"
-    assert status["test_uses_first"]["status"] == "passed"          # [..., "u1"]: the student's own marks module
+    assert (
+        status["test_uses_first"]["status"] == "passed"
+    )  # [..., "u1"]: the student's own marks module
     assert status["test_uses_second"]["status"] == "passed"
     (tmp_path / "course" / "exercises" / "marks.py").write_text("def mark(tag):\n    return []\n")
     grade("check", "--course", course, "--path", tmp_path / "course" / "exercises", "--json", out)
-    failed = {t["name"]: t["output"] for t in json.loads(out.read_text())["tests"] if t["status"] != "passed"}
+    failed = {
+        t["name"]: t["output"]
+        for t in json.loads(out.read_text())["tests"]
+        if t["status"] != "passed"
+    }
     assert "checked here with your own marks" in failed["test_uses_first"], failed
 
 
-# ------------------------------------------------------------------------------------------------ no oracle
+# ---------------------------------------------------------------------------------------- no oracle
 
-# Where a worker could leave the reference's values for a later one: every place it can write (a private /tmp at
-# the bwrap level, the folder it runs in, its home, the environment), read back by the student's gelu, which has
+# Where a worker could leave the reference's values for a later one: every place it can write (a
+# private /tmp at
+# the bwrap level, the folder it runs in, its home, the environment), read back by the student's
+# gelu, which has
 # no GELU formula: it interpolates the reference's gelu on a grid, if it finds one.
-SPOTS = "['/tmp', '.', os.path.expanduser('~'), '/dev/shm', os.path.dirname(os.path.abspath(__file__))]"
+SPOTS = (
+    "['/tmp', '.', os.path.expanduser('~'), '/dev/shm', os.path.dirname(os.path.abspath(__file__))]"
+)
 HARVEST = f"""
 import os, json
 import numpy as np
@@ -392,7 +607,8 @@ def gelu(x):
         return np.zeros_like(x)
     return np.interp(x, np.linspace(-8, 8, 4001), table).astype(np.asarray(x).dtype)
 """
-# An attention that computes nothing: it asks the block for it (gamma_1 = 0 and beta_1 = u make LN_1(x) = u, the
+# An attention that computes nothing: it asks the block for it (gamma_1 = 0 and beta_1 = u make
+# LN_1(x) = u, the
 # MLP is zero), as it could when the block's components were answered by the grader.
 ASKS_THE_BLOCK = """
 import numpy as np
@@ -408,7 +624,8 @@ def attention(u, W_q, W_k, W_v, W_o, n_heads=1, causal=True):
               "gamma_1": np.zeros(d), "beta_1": np.zeros(d)}
     return block.block(np.zeros_like(u), {**params, "beta_1": u}, n_heads)
 """
-# A block that shows what it can of the reference: its code's names and constants, printed and raised, and its
+# A block that shows what it can of the reference: its code's names and constants, printed and
+# raised, and its
 # values on an input of the block's own choosing, returned.
 SHOWS = """
 import numpy as np
@@ -429,64 +646,102 @@ def oracle_scores(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("oracles")
     subs = root / "subs"
     harvester = faulty(subs, "harvester", {})
-    (harvester / "block.py").write_text((harvester / "block.py").read_text() + HARVEST + "\n_harvest()\n")
+    (harvester / "block.py").write_text(
+        (harvester / "block.py").read_text() + HARVEST + "\n_harvest()\n"
+    )
     (harvester / "gelu.py").write_text(TABULATED_GELU)
     (faulty(subs, "asks_the_block", {}) / "attention.py").write_text(ASKS_THE_BLOCK)
-    stub = ASKS_THE_BLOCK[:ASKS_THE_BLOCK.index("    import block")] + "    raise NotImplementedError\n"
+    stub = (
+        ASKS_THE_BLOCK[: ASKS_THE_BLOCK.index("    import block")]
+        + "    raise NotImplementedError\n"
+    )
     (faulty(subs, "attention_stub", {}) / "attention.py").write_text(stub)
     shows = faulty(subs, "shows", {})
     (shows / "block.py").write_text((shows / "block.py").read_text() + SHOWS)
     runs = []
-    for run in range(2):                                 # the second run regrades: nothing of the first reaches it
-        code, output = grade("autograde", "-a", THE_BLOCK, subs, "--out", root / "out", "--html", "--force")
+    for run in range(2):  # the second run regrades: nothing of the first reaches it
+        code, output = grade(
+            "autograde", "-a", THE_BLOCK, subs, "--out", root / "out", "--html", "--force"
+        )
         assert code == 0, output
         runs.append({p.stem: json.loads(p.read_text()) for p in (root / "out").glob("*.json")})
     return {"runs": runs, "pages": {p.stem: p.read_text() for p in (root / "out").glob("*.html")}}
 
 
 def test_a_gelu_that_tabulates_the_reference_values_a_block_gathered_earns_nothing(oracle_scores):
-    """The block's worker holds the reference's gelu, and the harvesting block is right: it keeps its points. The
-    gelu tests ran before, in a worker that holds no reference code, and nothing written in one worker is read in
-    another: the tabulating gelu finds no table, in either run."""
+    """The block's worker holds the reference's gelu, and the harvesting block is right: it keeps
+    its points. The gelu tests ran before, in a worker that holds no reference code, and nothing
+    written in one worker is read in another: the tabulating gelu finds no table, in either run."""
     for scores in oracle_scores["runs"]:
         assert points(scores["harvester"])["gelu"] == 0, points(scores["harvester"])
         assert points(scores["harvester"])["block"] == 25
 
 
 def test_an_attention_that_asks_the_block_for_its_value_earns_nothing(oracle_scores):
-    """In the attention's worker the block is the student's own, which calls the student's own attention: no
-    reference attention anywhere, however it is asked for: no more points than an attention left a stub (its
-    softmax is right)."""
+    """In the attention's worker the block is the student's own, which calls the student's own
+    attention: no reference attention anywhere, however it is asked for: no more points than an
+    attention left a stub (its softmax is right)."""
     for scores in oracle_scores["runs"]:
-        assert points(scores["asks_the_block"]) == points(scores["attention_stub"]), points(scores["asks_the_block"])
+        assert points(scores["asks_the_block"]) == points(scores["attention_stub"]), points(
+            scores["asks_the_block"]
+        )
 
 
-def test_nothing_of_the_reference_reaches_the_student_through_what_a_block_prints_raises_or_returns(oracle_scores):
+def test_nothing_of_the_reference_reaches_the_student_through_what_a_block_prints_raises_or_returns(
+    oracle_scores,
+):
     doc = oracle_scores["runs"][-1]["shows"]
     text = json.dumps(doc) + oracle_scores["pages"]["shows"]
-    # its code's names, its docstring, its value on the block's own input (-1.34164 ...): none anywhere
+    # its code's names, its docstring, its value on the block's own input (-1.34164 ...): none
+    # anywhere
     for canary in ("LEAK", "'mean'", "Layer Normalization", "1.3416"):
         assert canary not in text, canary
     shown = [t for t in doc["tests"] if t["problem"] == "block" and t["status"] != "passed"]
-    assert shown and all("its own numbers are not shown" in t["output"] for t in shown if t["visibility"] == "visible")
+    assert shown and all(
+        "its own numbers are not shown" in t["output"]
+        for t in shown
+        if t["visibility"] == "visible"
+    )
 
 
 def test_a_problem_is_graded_before_any_worker_holds_its_reference(tmp_path):
-    """A chain (c uses b, b uses a) listed backwards: b's worker (holding a's reference) runs before c's (holding
-    b's), never after it: what a worker holding b's reference leaves behind cannot reach b's tests."""
+    """A chain (c uses b, b uses a) listed backwards: b's worker (holding a's reference) runs before
+    c's (holding b's), never after it: what a worker holding b's reference leaves behind cannot
+    reach b's tests."""
     from grader.course.manifest import load
     from grader.grading import phases
 
     root = tmp_path / "course"
-    sources = {"a": "def fa(x):\n    return x\n", "b": "from a import fa\n\ndef fb(x):\n    return fa(x)\n",
-               "c": "from b import fb\n\ndef fc(x):\n    return fb(x)\n"}
+    sources = {
+        "a": "def fa(x):\n    return x\n",
+        "b": "from a import fa\n\ndef fb(x):\n    return fa(x)\n",
+        "c": "from b import fb\n\ndef fc(x):\n    return fb(x)\n",
+    }
     for folder in ("exercises", "solutions"):
         write_tree(root / folder, {f"{m}.py": text for m, text in sources.items()})
     write_tree(root / "tests" / "public", {f"test_{m}.py": "" for m in sources})
-    (root / "course.json").write_text(json.dumps({
-        "assignment": "chain", "solutions": "solutions", "exercises": "exercises",
-        "problems": [{"name": m, "module": m, "functions": [f"f{m}"], "points": 1,
-                      "public": f"tests/public/test_{m}.py"} for m in ("c", "b", "a")]}))
+    (root / "course.json").write_text(
+        json.dumps(
+            {
+                "assignment": "chain",
+                "solutions": "solutions",
+                "exercises": "exercises",
+                "problems": [
+                    {
+                        "name": m,
+                        "module": m,
+                        "functions": [f"f{m}"],
+                        "points": 1,
+                        "public": f"tests/public/test_{m}.py",
+                    }
+                    for m in ("c", "b", "a")
+                ],
+            }
+        )
+    )
     plan = phases.plan(load(root / "course.json"))
-    assert [(sorted(p.problems), sorted(p.reference)) for p in plan] == \
-        [(["a"], []), (["b"], ["a"]), (["c"], ["a", "b"])]
+    assert [(sorted(p.problems), sorted(p.reference)) for p in plan] == [
+        (["a"], []),
+        (["b"], ["a"]),
+        (["c"], ["a", "b"]),
+    ]

@@ -1,7 +1,9 @@
-"""Stopping a batch leaves nothing running: SIGTERM is Ctrl-C (exit 130, whole score files kept), a SIGKILL of
-`grade autograde` takes its grader processes and their sandboxes with it, and `run_parallel` kills its grader
-processes however it ends. Processes are found by walking /proc (descendants, seen while the batch runs) and by
-the test's own folder in their command line or working directory (a marker no other process has)."""
+"""Stopping a batch leaves nothing running: SIGTERM is Ctrl-C (exit 130, whole score files kept), a
+SIGKILL of `grade autograde` takes its grader processes and their sandboxes with it, and
+`run_parallel` kills its grader processes however it ends. Processes are found by walking /proc
+(descendants, seen while the batch runs) and by the test's own folder in their command line or
+working directory (a marker no other process has)."""
+
 from __future__ import annotations
 
 import json
@@ -17,9 +19,14 @@ from conftest import GOOD, LEVELS, write_tree
 
 from grader.sandbox.policy import BWRAP, PROCESS
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; PR_SET_PDEATHSIG is Linux")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads /proc; PR_SET_PDEATHSIG is Linux"
+)
 
-HANGS = {"mathy.py": "def double(x):\n    while True:\n        pass\n\ndef twice(n):\n    while True:\n        pass\n"}
+HANGS = {
+    "mathy.py": "def double(x):\n    while True:\n        pass\n\ndef twice(n):\n    while True:\n "
+    "       pass\n"
+}
 
 
 def _processes() -> dict[int, tuple[str, int, str, str]]:
@@ -35,10 +42,15 @@ def _processes() -> dict[int, tuple[str, int, str, str]]:
             continue
         try:
             stat = Path(f"/proc/{entry}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             state, ppid, started = fields[0], int(fields[1]), fields[19]
-            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, ValueError, IndexError):        # gone while read
+            command = (
+                Path(f"/proc/{entry}/cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+            )
+        except (OSError, ValueError, IndexError):  # gone while read
             continue
         try:
             command += " " + os.readlink(f"/proc/{entry}/cwd")
@@ -60,8 +72,8 @@ def _descendants(root: int, table: dict) -> dict[int, tuple]:
 
 
 def _left(seen: dict[int, tuple], marker: str) -> list[str]:
-    """The processes of ``seen`` still alive (same pid and start time; a zombie is gone), and any other live
-    process whose command line or folder holds ``marker``."""
+    """The processes of ``seen`` still alive (same pid and start time; a zombie is gone), and any
+    other live process whose command line or folder holds ``marker``."""
     table = _processes()
     alive = {pid: info for pid, info in table.items() if info[0] != "Z"}
     left = [pid for pid, info in seen.items() if pid in alive and alive[pid][2] == info[2]]
@@ -98,16 +110,34 @@ def hanging_batch(mini_course, tmp_path):
     return subs
 
 
-def _start_grading(mini_course, subs: Path, out: Path, level: str, log: Path) -> tuple[subprocess.Popen, dict]:
-    """`grade autograde --jobs 2` until the good submission is graded and two workers are running the loops;
-    the process and every descendant seen meanwhile."""
+def _start_grading(
+    mini_course, subs: Path, out: Path, level: str, log: Path
+) -> tuple[subprocess.Popen, dict]:
+    """`grade autograde --jobs 2` until the good submission is graded and two workers are running
+    the loops; the process and every descendant seen meanwhile."""
     extra = ["--sandbox", "process", "--unsafe"] if level == PROCESS else ["--sandbox", "bwrap"]
     with open(log, "w") as f:
-        proc = subprocess.Popen([sys.executable, "-m", "grader", "autograde", str(subs), "--out", str(out),
-                                 "--course", str(mini_course), "--jobs", "2", *extra],
-                                stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "autograde",
+                str(subs),
+                "--out",
+                str(out),
+                "--course",
+                str(mini_course),
+                "--jobs",
+                "2",
+                *extra,
+            ],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     seen: dict[int, tuple] = {}
-    deadline = time.monotonic() + 120                    # quiet: 0.7 s; 170x margin, a busy machine
+    deadline = time.monotonic() + 120  # quiet: 0.7 s; 170x margin, a busy machine
     while time.monotonic() < deadline and proc.poll() is None:
         found = _descendants(proc.pid, _processes())
         seen.update(found)
@@ -123,12 +153,14 @@ def _start_grading(mini_course, subs: Path, out: Path, level: str, log: Path) ->
 
 
 @pytest.mark.parametrize("level", [lv for lv in (BWRAP, PROCESS) if lv in LEVELS])
-def test_sigterm_stops_autograde_like_ctrl_c_and_leaves_no_process(mini_course, hanging_batch, tmp_path, level):
+def test_sigterm_stops_autograde_like_ctrl_c_and_leaves_no_process(
+    mini_course, hanging_batch, tmp_path, level
+):
     out, log = tmp_path / "scores", tmp_path / "log.txt"
     proc, seen = _start_grading(mini_course, hanging_batch, out, level, log)
     try:
         os.kill(proc.pid, signal.SIGTERM)
-        code = proc.wait(timeout=60)                     # quiet: 0.1 s (a call: 120 s to time out)
+        code = proc.wait(timeout=60)  # quiet: 0.1 s (a call: 120 s to time out)
         assert code == 130, log.read_text()
         last = log.read_text().strip().splitlines()[-1]
         assert last.startswith("Interrupted: ") and "kept in" in last, log.read_text()
@@ -137,19 +169,22 @@ def test_sigterm_stops_autograde_like_ctrl_c_and_leaves_no_process(mini_course, 
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         _kill_left(seen, str(tmp_path))
-    assert json.loads((out / "a_good.json").read_text())["score"] == 4          # written before: kept, whole
+    assert (
+        json.loads((out / "a_good.json").read_text())["score"] == 4
+    )  # written before: kept, whole
     assert not list(out.glob(".score-*.tmp")) and not (out / ".grading").exists()
     assert sorted(p.name for p in out.glob("*.json")) == ["a_good.json"]
 
 
 @pytest.mark.parametrize("level", [lv for lv in (BWRAP, PROCESS) if lv in LEVELS])
-def test_a_sigkilled_autograde_takes_its_grader_processes_and_sandboxes_with_it(mini_course, hanging_batch, tmp_path,
-                                                                                level):
+def test_a_sigkilled_autograde_takes_its_grader_processes_and_sandboxes_with_it(
+    mini_course, hanging_batch, tmp_path, level
+):
     out, log = tmp_path / "scores", tmp_path / "log.txt"
     proc, seen = _start_grading(mini_course, hanging_batch, out, level, log)
     try:
-        os.kill(proc.pid, signal.SIGKILL)                # no handler, no finally: only the kernel acts
-        proc.wait(timeout=60)                            # quiet: 0.01 s; a hang's backstop
+        os.kill(proc.pid, signal.SIGKILL)  # no handler, no finally: only the kernel acts
+        proc.wait(timeout=60)  # quiet: 0.01 s; a hang's backstop
         assert _poll_until_gone(seen, str(tmp_path)) == []
     finally:
         _kill_left(seen, str(tmp_path))
@@ -186,13 +221,29 @@ print(json.dumps({"active": len(multiprocessing.active_children()), "children": 
 """
 
 
-def test_run_parallel_kills_and_joins_its_grader_processes_however_it_ends(hanging_batch, mini_course, tmp_path):
+def test_run_parallel_kills_and_joins_its_grader_processes_however_it_ends(
+    hanging_batch, mini_course, tmp_path
+):
     (tmp_path / "work").mkdir()
     # timeout: a backstop against a hang, not a measurement (quiet: 0.5 s; 240x margin)
-    proc = subprocess.run([sys.executable, "-c", RUN_PARALLEL, str(mini_course), str(hanging_batch),
-                           str(tmp_path / "work")], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RUN_PARALLEL,
+            str(mini_course),
+            str(hanging_batch),
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.splitlines()[-1]) == {"active": 0, "children": []}   # still running, none left
+    assert json.loads(proc.stdout.splitlines()[-1]) == {
+        "active": 0,
+        "children": [],
+    }  # still running, none left
     assert _poll_until_gone({}, str(tmp_path)) == []
 
 
@@ -232,7 +283,9 @@ else:                                 # the parent died before the prctl: exit a
 
 def test_a_grader_process_dies_with_its_parent():
     # timeout: a backstop against a hang, not a measurement (quiet: 0.8 s; 75x margin); so below
-    proc = subprocess.run([sys.executable, "-c", DEATH, "orphan"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", DEATH, "orphan"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     child, table = int(proc.stdout), _processes()
     seen = {child: table[child]} if child in table else {}
@@ -243,6 +296,8 @@ def test_a_grader_process_dies_with_its_parent():
 
 
 def test_a_grader_process_whose_parent_is_already_gone_exits_at_once():
-    proc = subprocess.run([sys.executable, "-c", DEATH, "race"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", DEATH, "race"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "1"

@@ -1,4 +1,6 @@
-"""The warm grader a Dask worker keeps: each task gets its own submissions' results, or grader errors."""
+"""The warm grader a Dask worker keeps: each task gets its own submissions' results, or grader
+errors."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,18 +23,26 @@ def test_each_task_gets_the_results_of_its_own_submissions(mini_course, tmp_path
 
     grader = WarmGrader(load(mini_course), True, "process", run)
     try:
-        first = grader.grade([Job("a", tmp_path / "1" / "a"), Job("b", tmp_path / "1" / "b")], timeout=10)
+        first = grader.grade(
+            [Job("a", tmp_path / "1" / "a"), Job("b", tmp_path / "1" / "b")], timeout=10
+        )
         second = grader.grade([Job("a", tmp_path / "2" / "a")], timeout=10)
     finally:
         grader.close()
     assert [g.job.path for g in first] == [tmp_path / "1" / "a", tmp_path / "1" / "b"]
-    assert [g.job.path for g in second] == [tmp_path / "2" / "a"] and not any(g.grader_error for g in first + second)
+    assert [g.job.path for g in second] == [tmp_path / "2" / "a"] and not any(
+        g.grader_error for g in first + second
+    )
 
 
-def test_an_answer_nobody_asked_for_is_dropped_and_the_task_gets_a_grader_error(mini_course, tmp_path):
+def test_an_answer_nobody_asked_for_is_dropped_and_the_task_gets_a_grader_error(
+    mini_course, tmp_path
+):
     def run(course, jobs, on_result, **kwargs):
         for job in jobs:
-            on_result(_graded(Job(job.student, Path("/elsewhere") / job.student)))    # another's folder
+            on_result(
+                _graded(Job(job.student, Path("/elsewhere") / job.student))
+            )  # another's folder
 
     grader = WarmGrader(load(mini_course), True, "process", run)
     try:
@@ -72,6 +82,6 @@ def test_two_warm_graders_on_one_machine_take_different_cores():
     finally:
         for fd in (a, b):
             os.close(fd)
-    again, c = _claim_core()                             # freed with its descriptor
+    again, c = _claim_core()  # freed with its descriptor
     os.close(c)
     assert again == first

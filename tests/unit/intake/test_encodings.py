@@ -2,6 +2,7 @@
 or the PEP 263 coding line, else UTF-8), a notebook as nbformat reads it; a file Python could not
 read either is the student's one-line error, never "blank"; and a module the grader writes reads
 back, in the worker's import, as it was meant."""
+
 from __future__ import annotations
 
 import csv
@@ -10,7 +11,6 @@ import io
 import json
 import tokenize
 import zipfile
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -36,16 +36,22 @@ def twice(n):
 LATIN1 = SOURCE.format(cookie="# -*- coding: latin-1 -*-\n").encode("latin-1")
 
 
-@pytest.mark.parametrize("data", [
-    LATIN1,
-    SOURCE.format(cookie="#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\n")
-    .encode("cp1252"),
-    SOURCE.format(cookie="# coding=iso-8859-15\n").encode("iso-8859-15"),
-    b"\xef\xbb\xbf" + SOURCE.format(cookie="").encode("utf-8"),                 # a BOM
-    SOURCE.format(cookie="").encode("utf-8"),
-], ids=["latin-1", "cp1252-vim", "iso-8859-15", "utf-8-bom", "utf-8"])
-def test_a_loose_py_is_read_as_python_reads_it_and_its_module_imports_so(mini_course, tmp_path,
-                                                                          data):
+@pytest.mark.parametrize(
+    "data",
+    [
+        LATIN1,
+        SOURCE.format(cookie="#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\n").encode(
+            "cp1252"
+        ),
+        SOURCE.format(cookie="# coding=iso-8859-15\n").encode("iso-8859-15"),
+        b"\xef\xbb\xbf" + SOURCE.format(cookie="").encode("utf-8"),  # a BOM
+        SOURCE.format(cookie="").encode("utf-8"),
+    ],
+    ids=["latin-1", "cp1252-vim", "iso-8859-15", "utf-8-bom", "utf-8"],
+)
+def test_a_loose_py_is_read_as_python_reads_it_and_its_module_imports_so(
+    mini_course, tmp_path, data
+):
     course = load(mini_course)
     (tmp_path / "ada.py").write_bytes(data)
     found = collect.one(course, "ada", tmp_path / "ada.py", tmp_path / "work")
@@ -59,23 +65,34 @@ def test_a_loose_py_is_read_as_python_reads_it_and_its_module_imports_so(mini_co
     assert module.SIGNE == "é" and module.double(2) == 4
 
 
-@pytest.mark.parametrize("data, why", [
-    (SOURCE.format(cookie="").encode("latin-1"), "line 1"),             # Latin-1, nothing says so
-    (SOURCE.format(cookie="# coding: klingon\n").encode("latin-1"), "klingon"),
-    (SOURCE.format(cookie="# coding: utf-16\n").encode("latin-1"), "utf-16"),     # python refuses
-    (SOURCE.format(cookie="# coding: rot13\n").encode("latin-1"), "rot13"),       # these two too
-    (SOURCE.format(cookie="# coding: utf-8\n").encode("latin-1"), "line 2"),
-    (SOURCE.format(cookie="").encode("utf-16"), "utf-8"),
-], ids=["latin-1-no-coding-line", "unknown-encoding", "utf-16-declared", "rot13-declared",
-        "declared-wrong", "utf-16"])
-def test_a_py_python_cannot_read_is_the_students_one_line_error_not_blank(mini_course, tmp_path,
-                                                                          data, why):
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        (SOURCE.format(cookie="").encode("latin-1"), "line 1"),  # Latin-1, nothing says so
+        (SOURCE.format(cookie="# coding: klingon\n").encode("latin-1"), "klingon"),
+        (SOURCE.format(cookie="# coding: utf-16\n").encode("latin-1"), "utf-16"),  # python refuses
+        (SOURCE.format(cookie="# coding: rot13\n").encode("latin-1"), "rot13"),  # these two too
+        (SOURCE.format(cookie="# coding: utf-8\n").encode("latin-1"), "line 2"),
+        (SOURCE.format(cookie="").encode("utf-16"), "utf-8"),
+    ],
+    ids=[
+        "latin-1-no-coding-line",
+        "unknown-encoding",
+        "utf-16-declared",
+        "rot13-declared",
+        "declared-wrong",
+        "utf-16",
+    ],
+)
+def test_a_py_python_cannot_read_is_the_students_one_line_error_not_blank(
+    mini_course, tmp_path, data, why
+):
     course = load(mini_course)
     (tmp_path / "ada.py").write_bytes(data)
     found = collect.one(course, "ada", tmp_path / "ada.py", tmp_path / "work")
     assert found.error and not found.blank, found
     assert "ada.py" in found.error and why in found.error and "\n" not in found.error, found.error
-    assert "UTF-8" in found.error                                            # what to do about it
+    assert "UTF-8" in found.error  # what to do about it
 
 
 def test_a_notebook_nbformat_cannot_read_is_the_students_error_not_blank(mini_course, tmp_path):
@@ -88,8 +105,9 @@ def test_a_notebook_nbformat_cannot_read_is_the_students_error_not_blank(mini_co
     assert "ada.ipynb" in found.error and "\n" not in found.error, found.error
 
 
-def test_one_unreadable_file_beside_a_readable_one_is_named_and_the_rest_graded(mini_course,
-                                                                                 tmp_path):
+def test_one_unreadable_file_beside_a_readable_one_is_named_and_the_rest_graded(
+    mini_course, tmp_path
+):
     course = load(mini_course)
     folder = tmp_path / "ada"
     folder.mkdir()
@@ -122,8 +140,9 @@ def test_latin1_hand_ins_are_graded_and_exported_as_the_code_deserves(tmp_path):
         assert (doc["score"], "blank" in doc, "error" in doc) == (4, False, False), doc
     dee = docs["dee"]
     assert dee["score"] == 0 and "blank" not in dee and "dee.py" in dee["error"], dee
-    code, output = grade("export", out, "--format", "csv", "--course", course,
-                         "--out", tmp_path / "g.csv")
+    code, output = grade(
+        "export", out, "--format", "csv", "--course", course, "--out", tmp_path / "g.csv"
+    )
     assert code == 0, output
     with open(tmp_path / "g.csv", encoding="utf-8-sig", newline="") as f:
         rows = {row["student"]: row for row in csv.DictReader(f)}

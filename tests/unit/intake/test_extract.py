@@ -1,4 +1,6 @@
-"""Notebook cells -> the course's modules, statically: each function with what it needs, nothing else run."""
+"""Notebook cells -> the course's modules, statically: each function with what it needs, nothing
+else run."""
+
 from __future__ import annotations
 
 import ast
@@ -25,36 +27,44 @@ def top_level_names(source: str) -> set[str]:
 
 
 def test_each_function_goes_to_its_module_with_the_helpers_and_imports_it_uses():
-    result = build("import numpy as np\nimport matplotlib.pyplot as plt\nX = np.load('data.npy')\n",
-                   "EPS = 1e-5\n\ndef _mean(x):\n    return x.mean(-1, keepdims=True)\n\n"
-                   "def layernorm(x, eps=EPS):\n    X = x - _mean(x)\n"
-                   "    return X / np.sqrt((X**2).mean(-1, keepdims=True) + eps)\n",
-                   "plt.plot(layernorm(X))\nprint('done')\n")
+    result = build(
+        "import numpy as np\nimport matplotlib.pyplot as plt\nX = np.load('data.npy')\n",
+        "EPS = 1e-5\n\ndef _mean(x):\n    return x.mean(-1, keepdims=True)\n\n"
+        "def layernorm(x, eps=EPS):\n    X = x - _mean(x)\n"
+        "    return X / np.sqrt((X**2).mean(-1, keepdims=True) + eps)\n",
+        "plt.plot(layernorm(X))\nprint('done')\n",
+    )
     assert set(result.modules) == {"layernorm"}
     source = result.modules["layernorm"]
-    assert top_level_names(source) == {"np", "EPS", "_mean", "layernorm"}    # not plt, not the data X
+    assert top_level_names(source) == {"np", "EPS", "_mean", "layernorm"}  # not plt, not the data X
     assert "print" not in source and "plt" not in source
     namespace: dict = {}
-    exec(compile(source, "layernorm.py", "exec"), namespace)               # our own test code: safe to run
+    exec(compile(source, "layernorm.py", "exec"), namespace)  # our own test code: safe to run
     assert abs(namespace["layernorm"](__import__("numpy").array([1.0, 3.0])) - [-1, 1]).max() < 1e-4
 
 
 def test_functions_of_other_modules_are_imported_by_name_as_in_the_stubs():
-    result = build("def layernorm(x):\n    return x\n",
-                   "from layernorm import layernorm\n\ndef gelu(x):\n    return x\n",
-                   "def mlp(u, W_1, W_2):\n    return gelu(u @ W_1) @ W_2\n\n"
-                   "def block(x, params):\n    return x + mlp(layernorm(x), params['W_1'], params['W_2'])\n")
+    result = build(
+        "def layernorm(x):\n    return x\n",
+        "from layernorm import layernorm\n\ndef gelu(x):\n    return x\n",
+        "def mlp(u, W_1, W_2):\n    return gelu(u @ W_1) @ W_2\n\n"
+        "def block(x, params):\n    return x + mlp(layernorm(x), params['W_1'], params['W_2'])\n",
+    )
     block = result.modules["block"]
     assert "from gelu import gelu" in block and "from layernorm import layernorm" in block
     assert "def layernorm" not in block and "def gelu" not in block
-    assert "layernorm" not in top_level_names(result.modules["gelu"]) - {"gelu"}   # the import is not copied
+    assert "layernorm" not in top_level_names(result.modules["gelu"]) - {
+        "gelu"
+    }  # the import is not copied
 
 
 def test_magics_and_shell_escapes_are_left_out_and_said():
-    result = build("%matplotlib inline\n!pip install numpy\nimport numpy as np\nfiles = !ls\n",
-                   "%%time\ndef gelu(x):\n    return np.tanh(x)\n",
-                   "%%bash\necho hi\n",
-                   "def layernorm(x):\n    np.mean?\n    return x\n")
+    result = build(
+        "%matplotlib inline\n!pip install numpy\nimport numpy as np\nfiles = !ls\n",
+        "%%time\ndef gelu(x):\n    return np.tanh(x)\n",
+        "%%bash\necho hi\n",
+        "def layernorm(x):\n    np.mean?\n    return x\n",
+    )
     assert "gelu" in result.modules and "layernorm" in result.modules
     assert "!" not in result.modules["gelu"] and "%" not in result.modules["gelu"]
     notes = " | ".join(result.notes)
@@ -80,6 +90,6 @@ def test_a_duplicated_cell_is_said_and_the_last_definition_wins():
 
 def test_missing_functions_are_listed_and_their_module_left_out():
     result = build("def mlp(u, W_1, W_2):\n    return u\n")
-    assert set(result.modules) == {"block"}                    # mlp alone still makes block.py
+    assert set(result.modules) == {"block"}  # mlp alone still makes block.py
     for function in ("layernorm", "gelu", "block"):
         assert any(f"no code defines {function}()" in n for n in result.notes)

@@ -28,6 +28,7 @@ ids ..."); canvas-lms app/controllers/lti/ims/scores_controller.rb; 1EdTech AGS 
 RFC 6749 5.1/5.2, RFC 6750 3.1, RFC 7523, RFC 7638; Moodle mod/lti (lti_verify_jwt_signature:
 JWK::parseKeySet then JWT::decode, which needs a kid) and gradebookservices scores.php.
 """
+
 from __future__ import annotations
 
 import base64
@@ -48,24 +49,29 @@ import jwt
 from lms_servers import SCORE_SCOPE, SCORE_TYPE, Ags, _Server
 
 CANVAS_EXT = "https://canvas.instructure.com/lti/submission"
-SIGN_IN_PAGE = (b"<!DOCTYPE html>\n<html><head><title>Log In to Canvas</title>\n<style>p{}</style>"
-                b"</head>\n<body><h1>Your session has expired</h1><p>Please log in again.</p>"
-                b"</body></html>")
+SIGN_IN_PAGE = (
+    b"<!DOCTYPE html>\n<html><head><title>Log In to Canvas</title>\n<style>p{}</style>"
+    b"</head>\n<body><h1>Your session has expired</h1><p>Please log in again.</p>"
+    b"</body></html>"
+)
 
 
 def thumbprint(jwk: dict) -> str:
     """RFC 7638: the SHA-256 of the JWK's required members (RSA: e, kty, n) in lexicographic order,
     no whitespace, base64url without padding (computed here from the RFC, not by a library)."""
-    canonical = json.dumps({k: jwk[k] for k in ("e", "kty", "n")}, separators=(",", ":"),
-                           sort_keys=True)
-    return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=") \
-        .decode()
+    canonical = json.dumps(
+        {k: jwk[k] for k in ("e", "kty", "n")}, separators=(",", ":"), sort_keys=True
+    )
+    return (
+        base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()
+    )
 
 
 def multipart(headers, body: bytes) -> list[tuple[str, str | None, bytes]]:
     """A multipart/form-data body's parts, in order: (name, filename, content)."""
     message = BytesParser(policy=HTTP).parsebytes(
-        f"Content-Type: {headers.get('Content-Type', '')}\r\n\r\n".encode() + body)
+        f"Content-Type: {headers.get('Content-Type', '')}\r\n\r\n".encode() + body
+    )
     if not message.is_multipart():
         return []
     parts = []
@@ -121,7 +127,7 @@ class FileStore:
         fields = [(n, c.decode()) for n, f, c in parts[:-1]]
         last = parts[-1] if parts else (None, None, b"")
         if fields != list(slot["params"].items()) or last[0] != "file" or not last[1]:
-            return 400, {}                          # the signed params, as given, then file
+            return 400, {}  # the signed params, as given, then file
         slot["content"] = last[2]
         confirm = slot["confirm"]
         if self.mode == "created":
@@ -139,21 +145,29 @@ class CanvasCourse(_Server):
 
     PAGE_MAX = 50
 
-    def __init__(self, token: str, course_id: str, assignment_id: str, points: float,
-                 users: list[str], store: FileStore):
+    def __init__(
+        self,
+        token: str,
+        course_id: str,
+        assignment_id: str,
+        points: float,
+        users: list[str],
+        store: FileStore,
+    ):
         super().__init__()
         self.token, self.course_id, self.assignment_id = token, course_id, assignment_id
         self.points, self.store = points, store
-        self.users = {u: {"score": None, "excused": False, "comments": [], "graded_by": []}
-                      for u in users}
+        self.users = {
+            u: {"score": None, "excused": False, "comments": [], "graded_by": []} for u in users
+        }
         self.files: dict[int, dict] = {}
         self.jobs: dict[int, dict] = {}
         self.ids = itertools.count(501)
         self.sign_in = False
-        self.stall_jobs = False            # a job's Progress stays "running" for ever
+        self.stall_jobs = False  # a job's Progress stays "running" for ever
         self.throttle_when = lambda method, path: False
-        self.late_deduction = 0.0          # Canvas's late policy: points off what is posted
-        self.unexcused: list[str] = []     # users whose excuse a grade ended (must stay empty)
+        self.late_deduction = 0.0  # Canvas's late policy: points off what is posted
+        self.unexcused: list[str] = []  # users whose excuse a grade ended (must stay empty)
 
     # -- the answers -----------------------------------------------------------------------
 
@@ -161,39 +175,69 @@ class CanvasCourse(_Server):
         s = self.users[user]
         entered = s["score"]
         score = None if entered is None else max(entered - self.late_deduction, 0.0)
-        return {"id": 2000 + int(user), "user_id": int(user),
-                "assignment_id": int(self.assignment_id), "score": score,
-                "entered_score": entered, "points_deducted": self.late_deduction if entered
-                is not None and self.late_deduction else None,
-                "grade": None if score is None else f"{score:g}", "excused": s["excused"],
-                "workflow_state": "graded" if score is not None or s["excused"] else "submitted",
-                "submission_comments": [
-                    {"id": 9000 + i, "author_id": 1, "comment": c["comment"],
-                     "attachments": [self._file_json(f) for f in c["attachments"]]}
-                    for i, c in enumerate(s["comments"])]}
+        return {
+            "id": 2000 + int(user),
+            "user_id": int(user),
+            "assignment_id": int(self.assignment_id),
+            "score": score,
+            "entered_score": entered,
+            "points_deducted": self.late_deduction
+            if entered is not None and self.late_deduction
+            else None,
+            "grade": None if score is None else f"{score:g}",
+            "excused": s["excused"],
+            "workflow_state": "graded" if score is not None or s["excused"] else "submitted",
+            "submission_comments": [
+                {
+                    "id": 9000 + i,
+                    "author_id": 1,
+                    "comment": c["comment"],
+                    "attachments": [self._file_json(f) for f in c["attachments"]],
+                }
+                for i, c in enumerate(s["comments"])
+            ],
+        }
 
     def _file_json(self, file_id: int) -> dict:
         f = self.files[file_id]
-        return {"id": file_id, "display_name": f["name"], "filename": f["name"],
-                "content-type": f["content_type"], "size": len(f.get("content") or b""),
-                "url": f"{self.url}/files/{file_id}/download"}
+        return {
+            "id": file_id,
+            "display_name": f["name"],
+            "filename": f["name"],
+            "content-type": f["content_type"],
+            "size": len(f.get("content") or b""),
+            "url": f"{self.url}/files/{file_id}/download",
+        }
 
     def _progress(self, job_id: int) -> dict:
         job = self.jobs[job_id]
-        return {"id": job_id, "context_id": int(self.course_id), "context_type": "Course",
-                "user_id": 1, "tag": "submissions_update", "completion": job["completion"],
-                "workflow_state": job["state"], "message": job.get("message"),
-                "url": f"{self.url}/api/v1/progress/{job_id}"}
+        return {
+            "id": job_id,
+            "context_id": int(self.course_id),
+            "context_type": "Course",
+            "user_id": 1,
+            "tag": "submissions_update",
+            "completion": job["completion"],
+            "workflow_state": job["state"],
+            "message": job.get("message"),
+            "url": f"{self.url}/api/v1/progress/{job_id}",
+        }
 
     def handle(self, method, path, query, headers, body):
-        form = parse_qs(body.decode(), keep_blank_values=True) \
-            if body and "form-urlencoded" in headers.get("Content-Type", "") else {}
+        form = (
+            parse_qs(body.decode(), keep_blank_values=True)
+            if body and "form-urlencoded" in headers.get("Content-Type", "")
+            else {}
+        )
         self.log.append((method, path, query, form))
         if self.sign_in:
             return 401, {"Content-Type": "text/html; charset=utf-8"}, SIGN_IN_PAGE
         if headers.get("Authorization") != f"Bearer {self.token}":
-            return 401, {"WWW-Authenticate": 'Bearer realm="canvas-lms"'}, \
-                {"errors": [{"message": "Invalid access token."}]}
+            return (
+                401,
+                {"WWW-Authenticate": 'Bearer realm="canvas-lms"'},
+                {"errors": [{"message": "Invalid access token."}]},
+            )
         if self.throttle_when(method, path):
             return 403, {"X-Rate-Limit-Remaining": "0.0"}, b"403 Forbidden (Rate Limit Exceeded)\n"
         not_found = (404, {}, {"errors": [{"message": "The specified resource does not exist."}]})
@@ -202,9 +246,18 @@ class CanvasCourse(_Server):
         if method == "GET" and path == course:
             return 200, {}, {"id": int(self.course_id), "name": "GPT-2 from scratch"}
         if method == "GET" and path == assignment:
-            return 200, {}, {"id": int(self.assignment_id), "course_id": int(self.course_id),
-                             "name": "the-block", "points_possible": self.points,
-                             "grading_type": "points", "published": True}
+            return (
+                200,
+                {},
+                {
+                    "id": int(self.assignment_id),
+                    "course_id": int(self.course_id),
+                    "name": "the-block",
+                    "points_possible": self.points,
+                    "grading_type": "points",
+                    "published": True,
+                },
+            )
         if method == "GET" and path == f"{assignment}/submissions":
             return self._list(path, query)
         if method == "POST" and path == f"{assignment}/submissions/update_grades":
@@ -233,10 +286,15 @@ class CanvasCourse(_Server):
         users = sorted(self.users, key=int)
         link = {}
         if page * per_page < len(users):
-            link["Link"] = (f'<{self.url}{path}?include[]=submission_comments&page={page + 1}'
-                            f'&per_page={per_page}>; rel="next"')
-        return 200, link, [self._submission(u) for u in users[(page - 1) * per_page:
-                                                              page * per_page]]
+            link["Link"] = (
+                f"<{self.url}{path}?include[]=submission_comments&page={page + 1}"
+                f'&per_page={per_page}>; rel="next"'
+            )
+        return (
+            200,
+            link,
+            [self._submission(u) for u in users[(page - 1) * per_page : page * per_page]],
+        )
 
     def _grade(self, user: str, grade: str | None, text: str | None, file_ids: list[str]):
         """Assignment#grade_student and update_submission, as the PUT and the bulk job do them;
@@ -254,7 +312,7 @@ class CanvasCourse(_Server):
             attached.append(int(file_id))
         if grade is not None:
             if s["excused"]:
-                self.unexcused.append(user)   # a grade ends the excuse: the push must never
+                self.unexcused.append(user)  # a grade ends the excuse: the push must never
                 s["excused"] = False
             s["score"] = float(grade)
             s["graded_by"].append("api")
@@ -266,9 +324,12 @@ class CanvasCourse(_Server):
         allowed = {"submission[posted_grade]", "comment[text_comment]", "comment[file_ids][]"}
         if not form or set(form) - allowed:
             return 400, {}, {"errors": [{"message": f"unexpected parameters {sorted(form)}"}]}
-        error = self._grade(user, form.get("submission[posted_grade]", [None])[0],
-                            form.get("comment[text_comment]", [None])[0],
-                            form.get("comment[file_ids][]", []))
+        error = self._grade(
+            user,
+            form.get("submission[posted_grade]", [None])[0],
+            form.get("comment[text_comment]", [None])[0],
+            form.get("comment[file_ids][]", []),
+        )
         if error and error.startswith("file"):
             return 401, {}, {"status": "unauthorized", "errors": [{"message": error}]}
         if error:
@@ -281,16 +342,26 @@ class CanvasCourse(_Server):
             return 400, {}, {"errors": [{"message": f"unexpected parameters {sorted(form)}"}]}
         file_id = next(self.ids)
         uuid = secrets.token_hex(8)
-        self.files[file_id] = {"user": user, "name": form["name"][0], "available": False,
-                               "size": int(form.get("size", ["0"])[0]), "uuid": uuid,
-                               "content_type": form.get("content_type", ["text/html"])[0]}
+        self.files[file_id] = {
+            "user": user,
+            "name": form["name"][0],
+            "available": False,
+            "size": int(form.get("size", ["0"])[0]),
+            "uuid": uuid,
+            "content_type": form.get("content_type", ["text/html"])[0],
+        }
         slot = f"/upload/{secrets.token_hex(6)}"
-        params = {"key": f"attachments/{file_id}/{form['name'][0]}", "acl": "private",
-                  "Policy": base64.b64encode(b"policy").decode(),
-                  "Signature": secrets.token_hex(10)}
+        params = {
+            "key": f"attachments/{file_id}/{form['name'][0]}",
+            "acl": "private",
+            "Policy": base64.b64encode(b"policy").decode(),
+            "Signature": secrets.token_hex(10),
+        }
         self.store.slots[slot] = {
-            "params": params, "file": file_id,
-            "confirm": f"{self.url}/api/v1/files/{file_id}/create_success?uuid={uuid}"}
+            "params": params,
+            "file": file_id,
+            "confirm": f"{self.url}/api/v1/files/{file_id}/create_success?uuid={uuid}",
+        }
         return 200, {}, {"upload_url": f"{self.store.url}{slot}", "upload_params": params}
 
     def _create_success(self, file_id, query):
@@ -307,8 +378,11 @@ class CanvasCourse(_Server):
         """update_grades: grade_data[<user_id>][posted_grade|text_comment|file_ids][]: a job."""
         grade_data: dict[str, dict] = {}
         for key, values in form.items():
-            match = re.fullmatch(r"grade_data\[([^\]]+)\]\[(posted_grade|text_comment|excuse)\]"
-                                 r"|grade_data\[([^\]]+)\]\[file_ids\]\[\]", key)
+            match = re.fullmatch(
+                r"grade_data\[([^\]]+)\]\[(posted_grade|text_comment|excuse)\]"
+                r"|grade_data\[([^\]]+)\]\[file_ids\]\[\]",
+                key,
+            )
             if not match:
                 return 400, {}, {"error": f"unexpected parameter {key}"}
             user = match.group(1) or match.group(3)
@@ -331,12 +405,17 @@ class CanvasCourse(_Server):
                 if user not in self.users:
                     missing.append(user)
                     continue
-                self._grade(user, data.get("posted_grade"), data.get("text_comment"),
-                            data.get("file_ids", []))
+                self._grade(
+                    user,
+                    data.get("posted_grade"),
+                    data.get("text_comment"),
+                    data.get("file_ids", []),
+                )
             job.update(state="failed" if missing else "completed", completion=100)
             if missing:
-                job["message"] = ("Couldn't find User(s) with API ids "
-                                  + ", ".join(f"'{u}'" for u in missing))
+                job["message"] = "Couldn't find User(s) with API ids " + ", ".join(
+                    f"'{u}'" for u in missing
+                )
         return self._progress(job_id)
 
     # -- for the tests ---------------------------------------------------------------------
@@ -359,8 +438,16 @@ class LtiPlatform(Ags):
     without ``new_submission: false`` is a new attempt, each comment is added to the submission;
     "moodle": a score not after the stored one, compared to the second, is a 409."""
 
-    def __init__(self, client_id: str, jwks: dict, users: list[str], *, clock=time.monotonic,
-                 expires_in: int = 3600, flavor: str = "canvas"):
+    def __init__(
+        self,
+        client_id: str,
+        jwks: dict,
+        users: list[str],
+        *,
+        clock=time.monotonic,
+        expires_in: int = 3600,
+        flavor: str = "canvas",
+    ):
         super().__init__(client_id, "", users)
         self.jwks, self.clock, self.expires_in, self.flavor = jwks, clock, expires_in, flavor
         self.expiry: dict[str, float] = {}
@@ -379,9 +466,11 @@ class LtiPlatform(Ags):
             return status, {}, {"error": error, "error_description": why}
 
         form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
-        jwt_bearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"       # RFC 7523
-        if form.get("grant_type") != "client_credentials" or form.get(
-                "client_assertion_type") != jwt_bearer:
+        jwt_bearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"  # RFC 7523
+        if (
+            form.get("grant_type") != "client_credentials"
+            or form.get("client_assertion_type") != jwt_bearer
+        ):
             return refuse("invalid_request", "a client_credentials grant with a JWT assertion")
         assertion = form.get("client_assertion", "")
         try:
@@ -395,9 +484,14 @@ class LtiPlatform(Ags):
         if key is None:
             return refuse("invalid_client", '"kid" invalid, unable to lookup correct key', 401)
         try:
-            claims = jwt.decode(assertion, jwt.PyJWK(key).key, algorithms=["RS256"],
-                                audience=self.token_url, issuer=self.client_id,
-                                options={"require": ["iss", "sub", "aud", "exp", "iat", "jti"]})
+            claims = jwt.decode(
+                assertion,
+                jwt.PyJWK(key).key,
+                algorithms=["RS256"],
+                audience=self.token_url,
+                issuer=self.client_id,
+                options={"require": ["iss", "sub", "aud", "exp", "iat", "jti"]},
+            )
         except jwt.PyJWTError as err:
             return refuse("invalid_client", f"assertion: {err}", 401)
         if claims["sub"] != self.client_id or claims["jti"] in self.jtis:
@@ -408,9 +502,16 @@ class LtiPlatform(Ags):
         token = secrets.token_urlsafe(16)
         self.tokens.add(token)
         self.expiry[token] = self.clock() + self.expires_in
-        return 200, {"Cache-Control": "no-store"}, {"access_token": token, "token_type": "Bearer",
-                                                    "expires_in": self.expires_in,
-                                                    "scope": SCORE_SCOPE}
+        return (
+            200,
+            {"Cache-Control": "no-store"},
+            {
+                "access_token": token,
+                "token_type": "Bearer",
+                "expires_in": self.expires_in,
+                "scope": SCORE_SCOPE,
+            },
+        )
 
     def _score(self, query, headers, body):
         auth = headers.get("Authorization", "")
@@ -435,18 +536,30 @@ class LtiPlatform(Ags):
         if history:
             last = datetime.fromisoformat(history[-1]["timestamp"].replace("Z", "+00:00"))
             if self.flavor == "moodle" and last.replace(microsecond=0) >= stamp.replace(
-                    microsecond=0):
+                microsecond=0
+            ):
                 self.refusals.append((409, user))
                 return 409, {}, {"error": "Refusing score with an earlier timestamp for item"}
             if self.flavor == "canvas" and stamp < last:
                 self.refusals.append((400, user))
-                return 400, {}, {"errors": {"type": "bad_request", "message": "Provided timestamp"
-                                            " of ... before last updated timestamp"}}
+                return (
+                    400,
+                    {},
+                    {
+                        "errors": {
+                            "type": "bad_request",
+                            "message": "Provided timestamp of ... before last updated timestamp",
+                        }
+                    },
+                )
         extension = score.get(CANVAS_EXT, {})
         if self.flavor == "canvas" and extension.get("new_submission", True) is not False:
             self.attempts[user] = self.attempts.get(user, 0) + 1
         if score.get("comment"):
             self.comments.setdefault(user, []).append(score["comment"])
         history.append(score)
-        return 200, {"Content-Type": SCORE_TYPE}, \
-            {"resultUrl": f"{self.url}{self.LINEITEM_PATH}/results/{user}"}
+        return (
+            200,
+            {"Content-Type": SCORE_TYPE},
+            {"resultUrl": f"{self.url}{self.LINEITEM_PATH}/results/{user}"},
+        )

@@ -3,6 +3,7 @@ failed test with a diagnosis, as the suites write it), their feedback page besid
 one with the line ``grade autograde --html``'s page ends with: "Graded <graded_at> by grader
 ..."; not the real renderer, which other work changes), a roster with an LMS id each; and
 ``push.main`` with quick, recorded waits."""
+
 from __future__ import annotations
 
 import csv
@@ -18,8 +19,10 @@ from grader.lms.push.common import Backoff
 TOKEN = "s3cret-canvas-token-issue29-4b1a"
 CLIENT_ID = "10000000000077"
 POINTS = {"layernorm": 20, "gelu": 15, "attention": 25, "block": 10.125, "params": 15}  # 85.125
-DIAGNOSIS = ("diagnosis: this matches the post-LN block (LayerNorm after the residual add): "
-             "normalise the sublayer's input instead")
+DIAGNOSIS = (
+    "diagnosis: this matches the post-LN block (LayerNorm after the residual add): "
+    "normalise the sublayer's input instead"
+)
 STATUS = re.compile(r"^(posted|unchanged|kept|failed|not tried): (\S+): (.*)$", re.M)
 
 
@@ -30,11 +33,14 @@ def students(n: int) -> dict[str, str]:
 
 def page_of(doc: dict) -> str:
     """A feedback page of ``doc``, as far as the push reads one."""
-    problems = "".join(f"<li>{p['name']} {p['score']:g}/{p['max_score']:g}</li>"
-                       for p in doc["problems"])
-    return (f"<!DOCTYPE html><html><head><title>{doc['student']}: {doc['assignment']}</title>"
-            f"</head><body><ul>{problems}</ul><p class=\"note\">Graded {doc['graded_at']} by "
-            f"grader {doc['grader_version']} (sandbox: {doc['sandbox']}).</p></body></html>\n")
+    problems = "".join(
+        f"<li>{p['name']} {p['score']:g}/{p['max_score']:g}</li>" for p in doc["problems"]
+    )
+    return (
+        f"<!DOCTYPE html><html><head><title>{doc['student']}: {doc['assignment']}</title>"
+        f'</head><body><ul>{problems}</ul><p class="note">Graded {doc["graded_at"]} by '
+        f"grader {doc['grader_version']} (sandbox: {doc['sandbox']}).</p></body></html>\n"
+    )
 
 
 def doc_of(student: str, points: dict, sha256: str) -> dict:
@@ -45,8 +51,9 @@ def doc_of(student: str, points: dict, sha256: str) -> dict:
     return doc
 
 
-def write_class(folder: Path, users: dict[str, str], points: dict | None = None,
-                pages: bool = True) -> Path:
+def write_class(
+    folder: Path, users: dict[str, str], points: dict | None = None, pages: bool = True
+) -> Path:
     """The course in ``folder``, a score file (and page) per student of ``users``, the roster."""
     course = write_course(folder, lms={"canvas_assignment_id": "48213"})
     (folder / "scores").mkdir(exist_ok=True)
@@ -56,8 +63,9 @@ def write_class(folder: Path, users: dict[str, str], points: dict | None = None,
         for s, doc in docs.items():
             (folder / "scores" / f"{s}.html").write_text(page_of(doc), encoding="utf-8")
     with open(folder / "roster.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows([ROSTER[0]] + [(s, u, "", s, f"{s}@x.edu", s.upper(), "A")
-                                               for s, u in users.items()])
+        csv.writer(f).writerows(
+            [ROSTER[0]] + [(s, u, "", s, f"{s}@x.edu", s.upper(), "A") for s, u in users.items()]
+        )
     return folder
 
 
@@ -73,24 +81,39 @@ def regrade(folder: Path, student: str, points: dict) -> dict:
     return doc
 
 
-def run(folder: Path, lms: str, env: dict, *, yes: bool = True, waits: list | None = None,
-        **kwargs) -> int:
+def run(
+    folder: Path, lms: str, env: dict, *, yes: bool = True, waits: list | None = None, **kwargs
+) -> int:
     """``grade push`` on ``folder``'s class; ``waits`` records each wait instead of sleeping."""
     waits = [] if waits is None else waits
     kwargs.setdefault("backoff", Backoff(retries=2, first=1.0, sleep=waits.append))
-    return push.main(lms=lms, scores_dir=folder / "scores", roster=folder / "roster.csv",
-                     course_path=CourseFile(folder / "course.json", None), yes=yes, config=None,
-                     env=env, **kwargs)
+    return push.main(
+        lms=lms,
+        scores_dir=folder / "scores",
+        roster=folder / "roster.csv",
+        course_path=CourseFile(folder / "course.json", None),
+        yes=yes,
+        config=None,
+        env=env,
+        **kwargs,
+    )
 
 
 def canvas_env(server, folder: Path) -> dict:
-    return {"GRADE_CANVAS_URL": server.url, "GRADE_CANVAS_TOKEN": TOKEN,
-            "XDG_CONFIG_HOME": str(folder.parent / "xdg")}
+    return {
+        "GRADE_CANVAS_URL": server.url,
+        "GRADE_CANVAS_TOKEN": TOKEN,
+        "XDG_CONFIG_HOME": str(folder.parent / "xdg"),
+    }
 
 
 def lti_env(platform, key_file: Path, folder: Path) -> dict:
-    return {"GRADE_LTI_CLIENT_ID": CLIENT_ID, "GRADE_LTI_TOKEN_URL": platform.token_url,
-            "GRADE_LTI_KEY_FILE": str(key_file), "XDG_CONFIG_HOME": str(folder.parent / "xdg")}
+    return {
+        "GRADE_LTI_CLIENT_ID": CLIENT_ID,
+        "GRADE_LTI_TOKEN_URL": platform.token_url,
+        "GRADE_LTI_KEY_FILE": str(key_file),
+        "XDG_CONFIG_HOME": str(folder.parent / "xdg"),
+    }
 
 
 def report(text: str) -> dict[str, tuple[str, str]]:

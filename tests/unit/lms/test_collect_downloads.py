@@ -108,9 +108,11 @@ def test_canvas_download_one_entry_per_person_named_by_the_roster(tmp_path, fold
     for student, doc in scores.items():
         assert _points(doc) == _points(folder_scores[student]), student
         assert "late" not in doc  # Canvas's own late policy applies
-    [late] = [n for n in scores["linus_no_mask"]["submission_notes"] if "Canvas marked it LATE" in n]
-    assert "--" not in late              # a note goes to the student: no instructor's option in it
-    assert "push with --late-by-lms" in output                     # said to the instructor instead
+    [late] = [
+        n for n in scores["linus_no_mask"]["submission_notes"] if "Canvas marked it LATE" in n
+    ]
+    assert "--" not in late  # a note goes to the student: no instructor's option in it
+    assert "push with --late-by-lms" in output  # said to the instructor instead
     assert any(
         "layernorm-1.py renamed layernorm.py" in n for n in scores["alan_ddof1"]["submission_notes"]
     )

@@ -11,6 +11,7 @@ replaced:
   ends up listed once as posted, unchanged, failed or not tried, and the exit status is 0 only when
   every grade went through.
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,15 +32,22 @@ from grader.lms.push.common import Backoff
 
 TOKEN = "s3cret-canvas-token-hostile-9c2e"
 CLIENT_ID = "10000000000042"
-POINTS = {"layernorm": 20, "gelu": 15, "attention": 25, "block": 10.125, "params": 15}      # 85.125
+POINTS = {"layernorm": 20, "gelu": 15, "attention": 25, "block": 10.125, "params": 15}  # 85.125
 STUDENTS = [f"s{i}" for i in range(1, 8)]
-USERS = {s: str(200 + i) for i, s in enumerate(STUDENTS, 1)}        # s1 -> 201 ... s7 -> 207
+USERS = {s: str(200 + i) for i, s in enumerate(STUDENTS, 1)}  # s1 -> 201 ... s7 -> 207
 COURSE = "/api/v1/courses/1234"
 ASSIGNMENT = f"{COURSE}/assignments/48213"
 SUBMISSIONS = f"{ASSIGNMENT}/submissions"
 # s1 and s2 posted, then three failures in a row that are the LMS's: the push stops
-STOPPED_AFTER_S5 = {"s1": "posted", "s2": "posted", "s3": "failed", "s4": "failed", "s5": "failed",
-                    "s6": "not tried", "s7": "not tried"}
+STOPPED_AFTER_S5 = {
+    "s1": "posted",
+    "s2": "posted",
+    "s3": "failed",
+    "s4": "failed",
+    "s5": "failed",
+    "s6": "not tried",
+    "s7": "not tried",
+}
 STATUS = re.compile(r"^(posted|unchanged|failed|not tried): (s\d+): ", re.M)
 
 
@@ -52,8 +60,9 @@ def course_dir(tmp_path):
     (folder / "scores").mkdir()
     write_scores(folder, {s: score_doc(s, POINTS, course.sha256) for s in STUDENTS})
     with open(folder / "roster.csv", "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows([ROSTER[0]] + [(s, u, "", s, f"{s}@x.edu", s.upper(), "A")
-                                               for s, u in USERS.items()])
+        csv.writer(f).writerows(
+            [ROSTER[0]] + [(s, u, "", s, f"{s}@x.edu", s.upper(), "A") for s, u in USERS.items()]
+        )
     return folder
 
 
@@ -62,11 +71,18 @@ def tool_key(tmp_path_factory):
     """The tool's RSA key pair: the private key's PEM file, the public key's PEM."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     path = tmp_path_factory.mktemp("keys") / "tool-key.pem"
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                       serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     return path, public
 
 
@@ -93,7 +109,7 @@ class Faulty:
         super().__init__(*args, **kwargs)
         self.fault = lambda method, path, body: None
         self.faulted: list[tuple[str, str]] = []
-        self.httpd.handle_error = lambda request, address: None     # a dropped line: the point
+        self.httpd.handle_error = lambda request, address: None  # a dropped line: the point
 
     def handle(self, method, path, query, headers, body):
         answer = self.fault(method, path, body)
@@ -118,17 +134,19 @@ def dropped():
 
 def stalled(server):
     """An answer that comes after the push has given up (common.TIMEOUT is 0.5 s in these tests)."""
+
     def answer():
-        server.lock.release()      # the handler holds the server's lock: let the next requests in
+        server.lock.release()  # the handler holds the server's lock: let the next requests in
         try:
             time.sleep(3)
         finally:
             server.lock.acquire()
         return 200, {}, {}
+
     return answer
 
 
-ODD = {   # answers no documented call gets: a broken LMS's, a proxy's, a maintenance page's
+ODD = {  # answers no documented call gets: a broken LMS's, a proxy's, a maintenance page's
     "a JSON list": (200, {}, []),
     "an object without the fields": (200, {}, {}),
     "HTML": (200, {"Content-Type": "text/html"}, b"<html><body><h1>Maintenance</h1></body></html>"),
@@ -136,8 +154,11 @@ ODD = {   # answers no documented call gets: a broken LMS's, a proxy's, a mainte
     "not JSON": (200, {"Content-Type": "text/plain"}, b"OK"),
     "a 503 page": (503, {"Content-Type": "text/html"}, b"<html>\n<p>Unavailable</p>\n</html>"),
     "a 3xx going nowhere": (300, {}, b""),
-    "lines of its own": (400, {"Content-Type": "text/plain"},
-                         b"bad request\nposted: s1: grade 100.00 (was none)\n\x1b[2J"),
+    "lines of its own": (
+        400,
+        {"Content-Type": "text/plain"},
+        b"bad request\nposted: s1: grade 100.00 (was none)\n\x1b[2J",
+    ),
     "a dropped connection": lambda server: dropped,
     "no answer in time": stalled,
 }
@@ -150,19 +171,33 @@ def odd(name, server):
 
 def run(course_dir, lms, env, **kwargs):
     kwargs.setdefault("backoff", Backoff(retries=2, first=0.0, sleep=lambda s: None))
-    return push.main(lms=lms, scores_dir=course_dir / "scores", roster=course_dir / "roster.csv",
-                     course_path=CourseFile(course_dir / "course.json", None), yes=True,
-                     config=None, env=env, **kwargs)
+    return push.main(
+        lms=lms,
+        scores_dir=course_dir / "scores",
+        roster=course_dir / "roster.csv",
+        course_path=CourseFile(course_dir / "course.json", None),
+        yes=True,
+        config=None,
+        env=env,
+        **kwargs,
+    )
 
 
 def canvas_env(server, course_dir):
-    return {"GRADE_CANVAS_URL": server.url, "GRADE_CANVAS_TOKEN": TOKEN,
-            "XDG_CONFIG_HOME": str(course_dir.parent / "xdg")}
+    return {
+        "GRADE_CANVAS_URL": server.url,
+        "GRADE_CANVAS_TOKEN": TOKEN,
+        "XDG_CONFIG_HOME": str(course_dir.parent / "xdg"),
+    }
 
 
 def lti_env(server, key_path, course_dir):
-    return {"GRADE_LTI_CLIENT_ID": CLIENT_ID, "GRADE_LTI_TOKEN_URL": server.token_url,
-            "GRADE_LTI_KEY_FILE": str(key_path), "XDG_CONFIG_HOME": str(course_dir.parent / "xdg")}
+    return {
+        "GRADE_LTI_CLIENT_ID": CLIENT_ID,
+        "GRADE_LTI_TOKEN_URL": server.token_url,
+        "GRADE_LTI_KEY_FILE": str(key_path),
+        "XDG_CONFIG_HOME": str(course_dir.parent / "xdg"),
+    }
 
 
 def report(capsys) -> tuple[dict[str, str], str]:
@@ -192,11 +227,13 @@ def origin(url: str) -> str:
 
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
-def test_canvas_a_redirect_elsewhere_is_refused_before_anything_goes_there(course_dir, elsewhere,
-                                                                            status):
+def test_canvas_a_redirect_elsewhere_is_refused_before_anything_goes_there(
+    course_dir, elsewhere, status
+):
     server = FaultyCanvas(TOKEN, "1234", "48213", 100.0, list(USERS.values()))
-    server.fault = lambda method, path, body: ((status, {"Location": f"{elsewhere.url}{path}"}, b"")
-                                               if path == COURSE else None)
+    server.fault = lambda method, path, body: (
+        (status, {"Location": f"{elsewhere.url}{path}"}, b"") if path == COURSE else None
+    )
     try:
         with pytest.raises(GradeError) as info:
             run(course_dir, "canvas", canvas_env(server, course_dir), course_id="1234")
@@ -210,8 +247,8 @@ def test_canvas_a_redirect_elsewhere_is_refused_before_anything_goes_there(cours
 
 
 def test_canvas_a_redirect_elsewhere_after_hops_on_the_same_host_is_refused(course_dir, elsewhere):
-    """Page 2 of the submissions moves on the same host (followed), and from there to another host.
-    """
+    """Page 2 of the submissions moves on the same host (followed), and from there to another
+    host."""
     server = FaultyCanvas(TOKEN, "1234", "48213", 100.0, list(USERS.values()))
 
     def fault(method, path, body):
@@ -240,16 +277,26 @@ def test_canvas_a_grade_redirected_elsewhere_mid_push_stops_the_push(course_dir,
     s3 fails naming both hosts, nobody after it is tried, s1 and s2 stay reported as posted."""
     server = FaultyCanvas(TOKEN, "1234", "48213", 100.0, list(USERS.values()))
     s3 = f"{ASSIGNMENT}/submissions/{USERS['s3']}"
-    server.fault = lambda method, path, body: ((307, {"Location": f"{elsewhere.url}{path}"}, b"")
-                                               if (method, path) == ("PUT", s3) else None)
+    server.fault = lambda method, path, body: (
+        (307, {"Location": f"{elsewhere.url}{path}"}, b"")
+        if (method, path) == ("PUT", s3)
+        else None
+    )
     try:
         status = run(course_dir, "canvas", canvas_env(server, course_dir), course_id="1234")
     finally:
         server.close()
     statuses, text = report(capsys)
     assert elsewhere.connections == 0 and elsewhere.log == []
-    assert statuses == {"s1": "posted", "s2": "posted", "s3": "failed", "s4": "not tried",
-                        "s5": "not tried", "s6": "not tried", "s7": "not tried"}
+    assert statuses == {
+        "s1": "posted",
+        "s2": "posted",
+        "s3": "failed",
+        "s4": "not tried",
+        "s5": "not tried",
+        "s6": "not tried",
+        "s7": "not tried",
+    }
     s3_line = line_of(text, "s3")
     assert origin(server.url) in s3_line and origin(elsewhere.url) in s3_line
     assert status == 1 and TOKEN not in text
@@ -266,7 +313,7 @@ def test_lti_the_token_request_is_never_sent_to_another_host(course_dir, tool_ke
     server = FaultyAgs(CLIENT_ID, public, list(USERS.values()))
     status = int(where) if where.isdigit() else 307
     target = f"{other.url}/login/oauth2/token"
-    if where == "scheme":                                       # the same host and port, in https
+    if where == "scheme":  # the same host and port, in https
         target = f"https://{origin(server.url)}/login/oauth2/token"
 
     def fault(method, path, body):
@@ -290,8 +337,9 @@ def test_lti_the_token_request_is_never_sent_to_another_host(course_dir, tool_ke
     assert server.scores == {}
 
 
-def test_lti_a_score_redirected_elsewhere_is_not_sent_there_and_stops_the_push(course_dir, tool_key,
-                                                                                elsewhere, capsys):
+def test_lti_a_score_redirected_elsewhere_is_not_sent_there_and_stops_the_push(
+    course_dir, tool_key, elsewhere, capsys
+):
     key_path, public = tool_key
     server = FaultyAgs(CLIENT_ID, public, list(USERS.values()))
 
@@ -302,14 +350,22 @@ def test_lti_a_score_redirected_elsewhere_is_not_sent_there_and_stops_the_push(c
 
     server.fault = fault
     try:
-        status = run(course_dir, "lti", lti_env(server, key_path, course_dir),
-                     lineitem=server.lineitem)
+        status = run(
+            course_dir, "lti", lti_env(server, key_path, course_dir), lineitem=server.lineitem
+        )
     finally:
         server.close()
     statuses, text = report(capsys)
     assert elsewhere.connections == 0
-    assert statuses == {"s1": "posted", "s2": "posted", "s3": "failed", "s4": "not tried",
-                        "s5": "not tried", "s6": "not tried", "s7": "not tried"}
+    assert statuses == {
+        "s1": "posted",
+        "s2": "posted",
+        "s3": "failed",
+        "s4": "not tried",
+        "s5": "not tried",
+        "s6": "not tried",
+        "s7": "not tried",
+    }
     assert origin(elsewhere.url) in line_of(text, "s3") and status == 1
     assert not any(token in text for token in server.tokens)
 
@@ -323,7 +379,8 @@ def test_the_push_session_refuses_a_redirect_elsewhere_and_follows_its_own_host(
     server.fault = lambda method, path, body: {
         "/away": (302, {"Location": f"{elsewhere.url}{COURSE}"}, b""),
         "/home": (302, {"Location": COURSE}, b""),
-        "/write": (302, {"Location": COURSE}, b"")}.get(path)
+        "/write": (302, {"Location": COURSE}, b""),
+    }.get(path)
     auth = {"Authorization": f"Bearer {TOKEN}"}
     http = common.session()
     try:
@@ -333,8 +390,9 @@ def test_the_push_session_refuses_a_redirect_elsewhere_and_follows_its_own_host(
         assert elsewhere.connections == 0
         assert http.get(f"{server.url}/home", headers=auth).json()["id"] == 1234
         with pytest.raises(Exception, match="302"):
-            http.put(f"{server.url}/write", headers=auth,
-                     data={"submission[posted_grade]": "85.13"})
+            http.put(
+                f"{server.url}/write", headers=auth, data={"submission[posted_grade]": "85.13"}
+            )
     finally:
         server.close()
 
@@ -344,14 +402,16 @@ def test_the_push_session_refuses_a_redirect_elsewhere_and_follows_its_own_host(
 
 
 @pytest.mark.parametrize("answer", sorted(ODD))
-def test_canvas_an_odd_answer_to_one_grade_fails_that_student_alone(course_dir, capsys, quick,
-                                                                     answer):
+def test_canvas_an_odd_answer_to_one_grade_fails_that_student_alone(
+    course_dir, capsys, quick, answer
+):
     """The issue's case is "a JSON list": s3's PUT answered 200 [] ended the push in a traceback, s1
     and s2 posted and never reported, s4 to s7 never tried."""
     server = FaultyCanvas(TOKEN, "1234", "48213", 100.0, list(USERS.values()))
     s3 = f"{ASSIGNMENT}/submissions/{USERS['s3']}"
-    server.fault = lambda method, path, body: (odd(answer, server) if (method, path) == ("PUT", s3)
-                                               else None)
+    server.fault = lambda method, path, body: (
+        odd(answer, server) if (method, path) == ("PUT", s3) else None
+    )
     try:
         status = run(course_dir, "canvas", canvas_env(server, course_dir), course_id="1234")
     finally:
@@ -370,8 +430,9 @@ def test_canvas_a_push_stops_cleanly_when_canvas_is_clearly_down(course_dir, cap
     is 1."""
     server = FaultyCanvas(TOKEN, "1234", "48213", 100.0, list(USERS.values()))
     down = {f"{ASSIGNMENT}/submissions/{USERS[s]}" for s in STUDENTS[2:]}
-    server.fault = lambda method, path, body: (odd(answer, server)
-                                               if method == "PUT" and path in down else None)
+    server.fault = lambda method, path, body: (
+        odd(answer, server) if method == "PUT" and path in down else None
+    )
     try:
         status = run(course_dir, "canvas", canvas_env(server, course_dir), course_id="1234")
     finally:
@@ -382,18 +443,25 @@ def test_canvas_a_push_stops_cleanly_when_canvas_is_clearly_down(course_dir, cap
     assert "2 posted, 0 unchanged, 3 failed, 2 not tried" in text
 
 
-BEFORE = {   # an odd answer to a request made before any grade is posted
+BEFORE = {  # an odd answer to a request made before any grade is posted
     "the course as a list": (COURSE, lambda s: (200, {}, [])),
     "the course as HTML": (COURSE, lambda s: ODD["HTML"]),
     "the assignment as a list": (ASSIGNMENT, lambda s: (200, {}, [])),
-    "points_possible not a number": (ASSIGNMENT, lambda s: (200, {}, {
-        "id": 48213, "course_id": 1234, "points_possible": "a hundred"})),
+    "points_possible not a number": (
+        ASSIGNMENT,
+        lambda s: (200, {}, {"id": 48213, "course_id": 1234, "points_possible": "a hundred"}),
+    ),
     "the submissions as an object": (SUBMISSIONS, lambda s: (200, {}, {"submissions": []})),
     "submissions that are not objects": (SUBMISSIONS, lambda s: (200, {}, [201, 202])),
     "a submission without user_id": (SUBMISSIONS, lambda s: (200, {}, [{"id": 1, "score": None}])),
-    "a next page on another host": (SUBMISSIONS, lambda s: (
-        200, {"Link": f'<http://127.0.0.2:9{SUBMISSIONS}?page=2>; rel="next"'},
-        [s._submission("201", True)])),
+    "a next page on another host": (
+        SUBMISSIONS,
+        lambda s: (
+            200,
+            {"Link": f'<http://127.0.0.2:9{SUBMISSIONS}?page=2>; rel="next"'},
+            [s._submission("201", True)],
+        ),
+    ),
 }
 
 
@@ -412,7 +480,7 @@ def test_canvas_an_odd_answer_before_any_grade_is_a_one_line_error(course_dir, c
     assert server.puts() == []
 
 
-TOKEN_ANSWERS = {   # a token endpoint's 200 that is not an RFC 6749 5.1 access token response
+TOKEN_ANSWERS = {  # a token endpoint's 200 that is not an RFC 6749 5.1 access token response
     "a JSON list": [],
     "a number for a token": {"access_token": 42, "token_type": "Bearer"},
     "a token with a line break": {"access_token": "abc\r\nX-Injected: 1", "token_type": "Bearer"},
@@ -426,8 +494,9 @@ TOKEN_ANSWERS = {   # a token endpoint's 200 that is not an RFC 6749 5.1 access 
 def test_lti_a_token_answer_of_the_wrong_shape_is_a_one_line_error(course_dir, tool_key, case):
     key_path, public = tool_key
     server = FaultyAgs(CLIENT_ID, public, list(USERS.values()))
-    server.fault = lambda method, path, body: ((200, {}, TOKEN_ANSWERS[case])
-                                               if path == "/login/oauth2/token" else None)
+    server.fault = lambda method, path, body: (
+        (200, {}, TOKEN_ANSWERS[case]) if path == "/login/oauth2/token" else None
+    )
     try:
         with pytest.raises(GradeError) as info:
             run(course_dir, "lti", lti_env(server, key_path, course_dir), lineitem=server.lineitem)
@@ -440,8 +509,9 @@ def test_lti_a_token_answer_of_the_wrong_shape_is_a_one_line_error(course_dir, t
 
 
 @pytest.mark.parametrize("answer", sorted(ODD))
-def test_lti_an_odd_answer_to_one_score_fails_that_student_alone(course_dir, tool_key, capsys,
-                                                                  quick, answer):
+def test_lti_an_odd_answer_to_one_score_fails_that_student_alone(
+    course_dir, tool_key, capsys, quick, answer
+):
     """AGS documents no body for a score's answer: any 2xx means the platform took it (posted);
     anything else, a 3xx it gives nowhere to go included, fails that student alone."""
     key_path, public = tool_key
@@ -454,8 +524,9 @@ def test_lti_an_odd_answer_to_one_score_fails_that_student_alone(course_dir, too
 
     server.fault = fault
     try:
-        status = run(course_dir, "lti", lti_env(server, key_path, course_dir),
-                     lineitem=server.lineitem)
+        status = run(
+            course_dir, "lti", lti_env(server, key_path, course_dir), lineitem=server.lineitem
+        )
     finally:
         server.close()
     statuses, text = report(capsys)
@@ -468,15 +539,18 @@ def test_lti_an_odd_answer_to_one_score_fails_that_student_alone(course_dir, too
 
 
 @pytest.mark.parametrize("answer", ["a 503 page", "a dropped connection"])
-def test_lti_a_push_stops_cleanly_when_the_platform_is_clearly_down(course_dir, tool_key, capsys,
-                                                                    quick, answer):
+def test_lti_a_push_stops_cleanly_when_the_platform_is_clearly_down(
+    course_dir, tool_key, capsys, quick, answer
+):
     key_path, public = tool_key
     server = FaultyAgs(CLIENT_ID, public, list(USERS.values()))
-    server.fault = lambda method, path, body: (odd(answer, server) if path.endswith("/scores")
-                                               and len(server.scores) >= 2 else None)
+    server.fault = lambda method, path, body: (
+        odd(answer, server) if path.endswith("/scores") and len(server.scores) >= 2 else None
+    )
     try:
-        status = run(course_dir, "lti", lti_env(server, key_path, course_dir),
-                     lineitem=server.lineitem)
+        status = run(
+            course_dir, "lti", lti_env(server, key_path, course_dir), lineitem=server.lineitem
+        )
     finally:
         server.close()
     statuses, text = report(capsys)

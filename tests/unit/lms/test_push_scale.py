@@ -5,6 +5,7 @@ class goes in Canvas's bulk update_grades jobs, polled to their end and reported
 grade a TA changed in Canvas is kept unless --overwrite-lms-grades, an excused submission is never
 graded, Canvas's own late deduction is not taken for a TA's change; a 401 sign-in page is said,
 not "cannot be reached"."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,17 @@ import time
 
 import pytest
 from lms_platforms import SIGN_IN_PAGE, CanvasCourse, FileStore, LtiPlatform
-from push_class import (POINTS, TOKEN, canvas_env, lti_env, regrade, report, run, students,
-                        write_class)
+from push_class import (
+    POINTS,
+    TOKEN,
+    canvas_env,
+    lti_env,
+    regrade,
+    report,
+    run,
+    students,
+    write_class,
+)
 
 from grader.commands import push_lti_key
 from grader.errors import GradeError
@@ -44,8 +54,9 @@ def statuses(text: str) -> dict[str, str]:
 # ------------------------------------------------------------------------------------------
 
 
-def test_a_throttled_canvas_stops_after_three_students_and_a_rerun_continues(tmp_path, store,
-                                                                              capsys):
+def test_a_throttled_canvas_stops_after_three_students_and_a_rerun_continues(
+    tmp_path, store, capsys
+):
     users = students(12)
     folder = write_class(tmp_path / "course", users, pages=False)
     server = course(store, users)
@@ -53,16 +64,15 @@ def test_a_throttled_canvas_stops_after_three_students_and_a_rerun_continues(tmp
     server.throttle_when = lambda method, path: method == "PUT" and path[-3:] in throttled
     waits: list[float] = []
     try:
-        status = run(folder, "canvas", canvas_env(server, folder), course_id="1234",
-                     waits=waits)
+        status = run(folder, "canvas", canvas_env(server, folder), course_id="1234", waits=waits)
         out, err = capsys.readouterr()
         assert status == 1
         got = statuses(out + err)
         assert [got[s] for s in users] == ["posted"] * 2 + ["failed"] * 3 + ["not tried"] * 7
-        assert len(STOPPED.findall(err)) == 1, err               # one line says why, and what next
+        assert len(STOPPED.findall(err)) == 1, err  # one line says why, and what next
         assert "3 failures in a row" in err and "Rate Limit Exceeded" in err
-        assert waits == [1.0, 2.0] * 3                           # 9 s of waiting, not 31 s each
-        server.throttle_when = lambda method, path: False        # Canvas lets up: run it again
+        assert waits == [1.0, 2.0] * 3  # 9 s of waiting, not 31 s each
+        server.throttle_when = lambda method, path: False  # Canvas lets up: run it again
         server.log.clear()
         assert run(folder, "canvas", canvas_env(server, folder), course_id="1234") == 0
     finally:
@@ -80,7 +90,7 @@ class Hanging(CanvasCourse):
 
     def handle(self, method, path, query, headers, body):
         if method == "PUT" and path[-3:] in self.hang:
-            self.lock.release()                 # let the next requests in while this one hangs
+            self.lock.release()  # let the next requests in while this one hangs
             try:
                 time.sleep(3)
             finally:
@@ -124,8 +134,9 @@ def test_a_throttled_lti_platform_stops_and_a_rerun_sends_only_the_rest(tmp_path
     folder = write_class(tmp_path / "course", users, pages=False)
     key = tmp_path / "keys"
     push_lti_key.main(out=key)
-    platform = Throttling("10000000000077", json.loads((key / "jwks.json").read_text()),
-                          list(users.values()))
+    platform = Throttling(
+        "10000000000077", json.loads((key / "jwks.json").read_text()), list(users.values())
+    )
     env = lti_env(platform, key / "lti-key.pem", folder)
     try:
         assert run(folder, "lti", env, lineitem=platform.lineitem) == 1
@@ -139,7 +150,7 @@ def test_a_throttled_lti_platform_stops_and_a_rerun_sends_only_the_rest(tmp_path
         platform.close()
     got = statuses(capsys.readouterr().out)
     assert [got[s] for s in users] == ["unchanged"] * 2 + ["posted"] * 6
-    assert all(len(h) == 1 for h in platform.scores.values())         # nobody twice
+    assert all(len(h) == 1 for h in platform.scores.values())  # nobody twice
     assert len(platform.scores) == 8
 
 
@@ -152,11 +163,12 @@ def test_a_class_goes_in_one_bulk_job_polled_to_its_end(tmp_path, store, capsys)
     folder = write_class(tmp_path / "course", users)
     server = course(store, users)
     try:
-        status = run(folder, "canvas", canvas_env(server, folder), course_id="1234",
-                     attach_pages=True)
+        status = run(
+            folder, "canvas", canvas_env(server, folder), course_id="1234", attach_pages=True
+        )
         out, err = capsys.readouterr()
         assert status == 0, out + err
-        assert server.puts() == []                                   # no request per student
+        assert server.puts() == []  # no request per student
         [(_, form)] = server.requests("POST", rf"{BASE}/update_grades")
         assert form["grade_data[301][posted_grade]"] == ["85.13"]
         assert form["grade_data[330][text_comment]"][0].startswith("the-block: 85.125/100\n")
@@ -164,21 +176,29 @@ def test_a_class_goes_in_one_bulk_job_polled_to_its_end(tmp_path, store, capsys)
         assert len(server.requests("GET", r"/api/v1/progress/\d+")) == 2  # running, completed
         got = report(out)
         assert all(got[s][0] == "posted" for s in users)
-        assert re.fullmatch(r"grade 85\.13 \(was none\) and comment with the page \(bulk job "
-                            r"\d+ completed\)", got["s17"][1])
-        assert all(server.users[u]["score"] == 85.13 and server.users[u]["comments"][0][
-            "attachments"] for u in users.values())
+        assert re.fullmatch(
+            r"grade 85\.13 \(was none\) and comment with the page \(bulk job "
+            r"\d+ completed\)",
+            got["s17"][1],
+        )
+        assert all(
+            server.users[u]["score"] == 85.13 and server.users[u]["comments"][0]["attachments"]
+            for u in users.values()
+        )
         server.log.clear()
-        assert run(folder, "canvas", canvas_env(server, folder), course_id="1234",
-                   attach_pages=True) == 0
+        assert (
+            run(folder, "canvas", canvas_env(server, folder), course_id="1234", attach_pages=True)
+            == 0
+        )
     finally:
         server.close()
     assert "0 posted, 30 unchanged, 0 failed" in capsys.readouterr().out
     assert server.requests("POST", r".*") == [] and server.puts() == []
 
 
-def test_a_bulk_job_that_never_ends_is_said_per_student_and_a_rerun_finishes(tmp_path, store,
-                                                                             capsys):
+def test_a_bulk_job_that_never_ends_is_said_per_student_and_a_rerun_finishes(
+    tmp_path, store, capsys
+):
     users = students(canvas_push.BULK_FROM)
     folder = write_class(tmp_path / "course", users, pages=False)
     server = course(store, users)
@@ -188,9 +208,11 @@ def test_a_bulk_job_that_never_ends_is_said_per_student_and_a_rerun_finishes(tmp
         out, err = capsys.readouterr()
         got = report(out + err)
         assert {status for status, _ in got.values()} == {"failed"}
-        assert re.fullmatch(r"bulk job \d+ still running after 40 reads of its progress, and "
-                            r"Canvas does not have the grade and the comment: push again .*",
-                            got["s01"][1])
+        assert re.fullmatch(
+            r"bulk job \d+ still running after 40 reads of its progress, and "
+            r"Canvas does not have the grade and the comment: push again .*",
+            got["s01"][1],
+        )
         server.stall_jobs = False
         assert run(folder, "canvas", canvas_env(server, folder), course_id="1234") == 0
     finally:
@@ -208,7 +230,7 @@ class FailingJob(CanvasCourse):
     def _advance(self, job_id):
         job = self.jobs[job_id]
         if job["state"] == "running":
-            for user, data in list(job["data"].items())[:self.take]:
+            for user, data in list(job["data"].items())[: self.take]:
                 self._grade(user, data.get("posted_grade"), data.get("text_comment"), [])
             job.update(state="failed", completion=100, message="Grades are locked for s03..s20")
             return self._progress(job_id)
@@ -231,14 +253,21 @@ def test_a_failed_bulk_job_is_reported_per_student_from_what_canvas_has(tmp_path
         server.close()
     got = report("".join(capsys.readouterr()))
     assert [got[s][0] for s in users] == ["posted"] * 2 + ["failed"] * 18
-    assert re.fullmatch(r"grade 85\.13 \(was none\) and comment \(bulk job \d+ failed: Grades "
-                        r"are locked for s03\.\.s20\)", got["s02"][1])
-    assert re.fullmatch(r"bulk job \d+ failed: Grades are locked for s03\.\.s20, and Canvas does "
-                        r"not have the grade and the comment: push again .*", got["s03"][1])
+    assert re.fullmatch(
+        r"grade 85\.13 \(was none\) and comment \(bulk job \d+ failed: Grades "
+        r"are locked for s03\.\.s20\)",
+        got["s02"][1],
+    )
+    assert re.fullmatch(
+        r"bulk job \d+ failed: Grades are locked for s03\.\.s20, and Canvas does "
+        r"not have the grade and the comment: push again .*",
+        got["s03"][1],
+    )
 
 
-def test_submissions_unreadable_after_a_bulk_job_leave_it_unknown_not_a_crash(tmp_path, store,
-                                                                             capsys):
+def test_submissions_unreadable_after_a_bulk_job_leave_it_unknown_not_a_crash(
+    tmp_path, store, capsys
+):
     users = students(canvas_push.BULK_FROM)
     folder = write_class(tmp_path / "course", users, pages=False)
     server = FailingJob(TOKEN, "1234", "48213", 100.0, list(users.values()), store)
@@ -249,9 +278,10 @@ def test_submissions_unreadable_after_a_bulk_job_leave_it_unknown_not_a_crash(tm
         server.close()
     got = report("".join(capsys.readouterr()))
     assert {status for status, _ in got.values()} == {"failed"}
-    assert ('but Canvas answered 503 text/html, not JSON: "Service Unavailable" to the '
-            'submissions, read again after the bulk jobs: whether Canvas took it is not known') \
-        in got["s07"][1]
+    assert (
+        'but Canvas answered 503 text/html, not JSON: "Service Unavailable" to the '
+        "submissions, read again after the bulk jobs: whether Canvas took it is not known"
+    ) in got["s07"][1]
 
 
 def test_one_by_one_on_request(tmp_path, store, capsys):
@@ -259,8 +289,7 @@ def test_one_by_one_on_request(tmp_path, store, capsys):
     folder = write_class(tmp_path / "course", users, pages=False)
     server = course(store, users)
     try:
-        assert run(folder, "canvas", canvas_env(server, folder), course_id="1234",
-                   bulk=False) == 0
+        assert run(folder, "canvas", canvas_env(server, folder), course_id="1234", bulk=False) == 0
     finally:
         server.close()
     assert len(server.puts()) == canvas_push.BULK_FROM
@@ -279,24 +308,28 @@ def test_a_grade_a_ta_changed_in_canvas_is_kept_unless_overwrite(tmp_path, store
     env = canvas_env(server, folder)
     try:
         assert run(folder, "canvas", env, course_id="1234", bulk=bulk) == 0
-        server.users["302"]["score"] = 95.0                 # a TA regrades s02 in SpeedGrader
-        regrade(folder, "s02", {**POINTS, "params": 5})      # and the class is regraded: 75.125
+        server.users["302"]["score"] = 95.0  # a TA regrades s02 in SpeedGrader
+        regrade(folder, "s02", {**POINTS, "params": 5})  # and the class is regraded: 75.125
         regrade(folder, "s03", {**POINTS, "params": 5})
         capsys.readouterr()
         server.log.clear()
         assert run(folder, "canvas", env, course_id="1234", bulk=bulk) == 0
         out, _ = capsys.readouterr()
         got = report(out)
-        assert got["s02"] == ("kept", "Canvas's grade 95.00 was set in Canvas (the last push "
-                              "recorded here posted 85.13): kept, 75.13 not posted "
-                              "(--overwrite-lms-grades posts it)")
+        assert got["s02"] == (
+            "kept",
+            "Canvas's grade 95.00 was set in Canvas (the last push "
+            "recorded here posted 85.13): kept, 75.13 not posted "
+            "(--overwrite-lms-grades posts it)",
+        )
         assert got["s03"][0] == "posted" and server.users["303"]["score"] == 75.13
         assert server.users["302"]["score"] == 95.0 and "1 kept" in out
-        assert run(folder, "canvas", env, course_id="1234", bulk=bulk) == 0    # still kept
+        assert run(folder, "canvas", env, course_id="1234", bulk=bulk) == 0  # still kept
         assert server.users["302"]["score"] == 95.0
         capsys.readouterr()
-        assert run(folder, "canvas", env, course_id="1234", bulk=bulk,
-                   overwrite_lms_grades=True) == 0
+        assert (
+            run(folder, "canvas", env, course_id="1234", bulk=bulk, overwrite_lms_grades=True) == 0
+        )
     finally:
         server.close()
     assert report(capsys.readouterr().out)["s02"][1].startswith("grade 75.13 (was 95.00)")
@@ -307,7 +340,7 @@ def test_a_grade_in_canvas_before_any_push_is_kept(tmp_path, store, capsys):
     users = students(2)
     folder = write_class(tmp_path / "course", users, pages=False)
     server = course(store, users)
-    server.users["301"]["score"] = 60.0                      # graded by hand before the grader
+    server.users["301"]["score"] = 60.0  # graded by hand before the grader
     try:
         assert run(folder, "canvas", canvas_env(server, folder), course_id="1234") == 0
     finally:
@@ -324,8 +357,17 @@ def test_an_excused_submission_is_never_graded(tmp_path, store, capsys, bulk):
     server = course(store, users)
     server.users["302"]["excused"] = True
     try:
-        assert run(folder, "canvas", canvas_env(server, folder), course_id="1234", bulk=bulk,
-                   overwrite_lms_grades=True) == 0
+        assert (
+            run(
+                folder,
+                "canvas",
+                canvas_env(server, folder),
+                course_id="1234",
+                bulk=bulk,
+                overwrite_lms_grades=True,
+            )
+            == 0
+        )
     finally:
         server.close()
     got = report(capsys.readouterr().out)
@@ -342,12 +384,16 @@ def test_canvas_late_deduction_is_not_taken_for_a_change(tmp_path, store, capsys
     server = course(store, users)
     server.late_deduction = 10.0
     try:
-        assert run(folder, "canvas", canvas_env(server, folder), course_id="1234",
-                   late_by_lms=True) == 0
+        assert (
+            run(folder, "canvas", canvas_env(server, folder), course_id="1234", late_by_lms=True)
+            == 0
+        )
         capsys.readouterr()
         server.log.clear()
-        assert run(folder, "canvas", canvas_env(server, folder), course_id="1234",
-                   late_by_lms=True) == 0
+        assert (
+            run(folder, "canvas", canvas_env(server, folder), course_id="1234", late_by_lms=True)
+            == 0
+        )
     finally:
         server.close()
     assert "0 posted, 2 unchanged, 0 failed" in capsys.readouterr().out
@@ -395,7 +441,8 @@ def test_a_401_sign_in_page_mid_push_is_said_on_each_line(tmp_path, store, capsy
     got = report("".join(capsys.readouterr()))
     assert got["s01"][0] == "posted"
     assert got["s02"][0] == "failed" and got["s02"][1].startswith(
-        'Canvas answered 401 text/html, not JSON: "Log In to Canvas" to it')
+        'Canvas answered 401 text/html, not JSON: "Log In to Canvas" to it'
+    )
 
 
 class SignInTokenEndpoint(LtiPlatform):
@@ -408,12 +455,17 @@ def test_an_lti_token_endpoint_401_page_is_said_in_its_words(tmp_path):
     folder = write_class(tmp_path / "course", users, pages=False)
     key = tmp_path / "keys"
     push_lti_key.main(out=key)
-    platform = SignInTokenEndpoint("10000000000077", json.loads((key / "jwks.json").read_text()),
-                                   list(users.values()))
+    platform = SignInTokenEndpoint(
+        "10000000000077", json.loads((key / "jwks.json").read_text()), list(users.values())
+    )
     try:
         with pytest.raises(GradeError) as info:
-            run(folder, "lti", lti_env(platform, key / "lti-key.pem", folder),
-                lineitem=platform.lineitem)
+            run(
+                folder,
+                "lti",
+                lti_env(platform, key / "lti-key.pem", folder),
+                lineitem=platform.lineitem,
+            )
     finally:
         platform.close()
     message = str(info.value)
@@ -429,15 +481,32 @@ def test_the_cli_takes_bulk_and_overwrite(tmp_path, store):
     users = students(3)
     folder = write_class(tmp_path / "course", users, pages=False)
     server = course(store, users)
-    server.users["302"]["score"] = 50.0                       # set by hand: overwritten on request
+    server.users["302"]["score"] = 50.0  # set by hand: overwritten on request
     try:
         # timeout: a backstop against a hang, not a measurement (quiet: about 2 s)
         proc = subprocess.run(
-            [sys.executable, "-m", "grader", "push", "canvas", str(folder / "scores"),
-             "--roster", str(folder / "roster.csv"), "--course", str(folder / "course.json"),
-             "--course-id", "1234", "--bulk", "--overwrite-lms-grades", "--yes"],
-            capture_output=True, text=True, timeout=120,
-            env={**os.environ, **canvas_env(server, folder)})
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "push",
+                "canvas",
+                str(folder / "scores"),
+                "--roster",
+                str(folder / "roster.csv"),
+                "--course",
+                str(folder / "course.json"),
+                "--course-id",
+                "1234",
+                "--bulk",
+                "--overwrite-lms-grades",
+                "--yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, **canvas_env(server, folder)},
+        )
     finally:
         server.close()
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -6,8 +6,8 @@ give the same grade:
 - ``real``: ``python -m grader`` on the system running the tests (the CI workflow runs this file on
   Ubuntu, Windows and macOS: .github/workflows/student-path.yml);
 - ``windows`` ("as on Windows") and ``macos`` ("as on macOS"), on Linux only: `grade` started
-  through tests/unit/sandbox/simulated_os.py, which takes away, in the grader's process and in every worker
-  it starts, what that system lacks. As on Windows: the modules ``resource``, ``fcntl``,
+  through tests/unit/sandbox/simulated_os.py, which takes away, in the grader's process and in every
+  worker it starts, what that system lacks. As on Windows: the modules ``resource``, ``fcntl``,
   ``termios``, ``pwd`` and ``grp``; ``os.fork``, ``os.setsid``, ``os.killpg`` (and the other
   process-group, wait, pread and scheduling calls Windows lacks); ``signal.SIGKILL`` and the other
   POSIX-only signals; ``socket.AF_UNIX`` and passing descriptors (``socket.socketpair`` becomes two
@@ -20,9 +20,10 @@ give the same grade:
   lists every name.
 
 A simulation is not the OS: Windows' and macOS's own kernels, C libraries, consoles and crash codes
-are not here (a segfault still reads as SIGSEGV, not 0xC0000005: tests/unit/sandbox/test_sandbox.py reads
-those codes), and what Python's C code does underneath stays Linux's. What the lanes show is that no
-facility the student path reaches for is missing there, and that the grade does not depend on one.
+are not here (a segfault still reads as SIGSEGV, not 0xC0000005: tests/unit/sandbox/test_sandbox.py
+reads those codes), and what Python's C code does underneath stays Linux's. What the lanes show is
+that no facility the student path reaches for is missing there, and that the grade does not depend
+on one.
 """
 
 from __future__ import annotations
@@ -213,8 +214,9 @@ def test_a_reply_sent_before_the_worker_died_is_read_before_its_end():
     channel.close()
 
 
-def test_a_worker_log_still_held_when_the_worker_closes_is_no_error(submission, limits,
-                                                                   monkeypatch):
+def test_a_worker_log_still_held_when_the_worker_closes_is_no_error(
+    submission, limits, monkeypatch
+):
     """Windows: a venv's python.exe is a launcher; killing it ends the interpreter a moment later,
     which may still hold the worker's log, and deleting an open file fails there (PermissionError,
     made here): the check ends as usual, the log's folder goes with ignore_errors."""
@@ -248,12 +250,17 @@ def test_the_clock_without_proc_counts_what_the_worker_runs_in_a_child():
 
     from grader.sandbox.clock import _PortableClock
 
-    launcher = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
-                                 f"subprocess.run([sys.executable, '-c', {SPIN!r}])"],
-                                stdin=subprocess.PIPE)
+    launcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys; subprocess.run([sys.executable, '-c', {SPIN!r}])",
+        ],
+        stdin=subprocess.PIPE,
+    )
     try:
         clock = _PortableClock(psutil.Process(launcher.pid))
-        deadline = time.monotonic() + 60                 # a backstop: quiet, 0.6 s
+        deadline = time.monotonic() + 60  # a backstop: quiet, 0.6 s
         while clock() < 0.45 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert clock() >= 0.45

@@ -1,5 +1,6 @@
-"""The proxy (grader.sandbox.proxy): what a suite gets back from a call is plain data the worker's code could not
-bend into an error of the test itself."""
+"""The proxy (grader.sandbox.proxy): what a suite gets back from a call is plain data the worker's
+code could not bend into an error of the test itself."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,9 +8,12 @@ from mutants import faulty
 
 from grader.errors import StudentError
 
-# The arguments "as the student's function left them" are the worker's list, which the student's code can reach
-# (the worker's frame) and empty: a suite reading args_after[0] then raised IndexError, an error of the test
-# itself, so the whole submission was a grader error ("the grader failed, not your code"), never exported, on
+# The arguments "as the student's function left them" are the worker's list, which the student's
+# code can reach
+# (the worker's frame) and empty: a suite reading args_after[0] then raised IndexError, an error of
+# the test
+# itself, so the whole submission was a grader error ("the grader failed, not your code"), never
+# exported, on
 # every rerun: a weak submission hidden as the grader's failure.
 EMPTIES_ITS_ARGUMENTS = """
 import sys
@@ -34,10 +38,13 @@ def test_the_arguments_after_a_call_are_those_it_was_given(course, tmp_path, lim
     x = np.linspace(-2.0, 2.0, 12).reshape(3, 4)
     with Worker(folder, limits, modules=course.modules) as worker:
         student = Student(worker, course.functions, limits)
-        student.start_test("tests/the-block/hidden/test_gelu.py::test_gelu_leaves_its_input_unchanged", public=False)
+        student.start_test(
+            "tests/the-block/hidden/test_gelu.py::test_gelu_leaves_its_input_unchanged",
+            public=False,
+        )
         try:
             _, args_after, kwargs_after = student.call_with_inputs("gelu", x)
-        except StudentError as err:                      # the student's error: its test fails, nothing more
+        except StudentError as err:  # the student's error: its test fails, nothing more
             assert err.kind == "bad_type", err.kind
             return
     assert len(args_after) == 1 and kwargs_after == {}, (args_after, kwargs_after)
