@@ -2,8 +2,8 @@
 # The container's entry point: `grade` with its arguments, in the course folder mounted at /course.
 # grade autograde sandboxes student code with bubblewrap and refuses to grade without it (unless
 # --unsafe); a container runtime's default profile forbids the namespaces bwrap makes, so say here,
-# before anything runs, which options the container needs (docs: README "Instructors on macOS,
-# Windows and servers").
+# before anything runs, which options the container needs (docs/instructors.md: "Instructors on
+# macOS, Windows and servers").
 set -eu
 if [ "${1:-}" = "autograde" ] && ! bwrap --unshare-user-try --unshare-pid --unshare-net \
         --ro-bind / / --proc /proc --dev /dev true 2>/dev/null; then

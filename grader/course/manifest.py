@@ -1,6 +1,6 @@
 """The only reader of course.json: returns a frozen :class:`Course` or raises a one-line error.
 
-course.json lists a course's assignments (README "The course" has a full one); a course.json of one assignment
+course.json lists a course's assignments (docs/reference/course-json.md has a full one); a course.json of one assignment
 may be just that assignment's object, as a student's release holds it (no ``solutions``, no ``hidden`` suites)::
 
     {"course": "GPT-2 from scratch", "limits": {"call_timeout": 5, "memory_mb": 1024},
