@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -21,11 +22,15 @@ class _ImportPolicy:
     """A meta path finder that refuses every module the course does not allow, with
     ModuleNotFoundError (so a student's ``try: import torch`` / ``except ImportError:`` still
     works): the standard library, the course's allowed packages and the submission's own modules
-    pass, on every install alike."""
+    pass, on every install alike. The standard library is every module ``sys.stdlib_module_names``
+    names and every module found in the standard library's own folders (this platform's
+    ``_sysconfigdata_*``, which sysconfig, and so numpy.testing, imports), not their site-packages.
+    """
 
     def __init__(self, allowed: list[str], folder: str):
         self.allowed = set(allowed) | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
         self.folder = folder
+        self.stdlib = _stdlib_folders()
         self.words = " and ".join(
             [", ".join(allowed)] * bool(allowed) + ["the Python standard library"]
         )
@@ -36,6 +41,9 @@ class _ImportPolicy:
             top in self.allowed
             or os.path.exists(os.path.join(self.folder, top + ".py"))
             or os.path.isdir(os.path.join(self.folder, top))
+            or getattr(
+                importlib.machinery.PathFinder.find_spec(top, self.stdlib), "has_location", 0
+            )
         ):
             return None  # the usual finders decide
         error = ModuleNotFoundError(
@@ -43,6 +51,15 @@ class _ImportPolicy:
         )
         error.course_policy = True
         raise error
+
+
+def _stdlib_folders() -> list[str]:
+    """The standard library's folders (its modules and lib-dynload's), not their subfolders."""
+    import sysconfig
+
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})
+    tops = {os.path.dirname(os.__file__), base["stdlib"], base["platstdlib"]}
+    return sorted(d for t in tops for d in (t, os.path.join(t, "lib-dynload")) if os.path.isdir(d))
 
 
 def _import_failure(module_name: str, exc: BaseException) -> dict:

@@ -199,6 +199,30 @@ def test_a_checks_worker_holds_nothing_of_the_grader(released, tmp_path):
     assert solved.exit_code == 0, solved.output
 
 
+def test_grade_check_in_the_release_allows_what_the_standard_library_imports(released, tmp_path):
+    """A correct layernorm.py that checks itself with numpy.testing (which imports sysconfig and
+    its `_sysconfigdata_*` module) gets full marks; one that imports requests is refused.
+
+    Without the defence (child/student.py `_stdlib_folders`): "importing layernorm.py failed:
+    _sysconfigdata__linux_x86_64-linux-gnu is not available in this course", layernorm 0/20."""
+    release = tmp_path / "release"
+    shutil.copytree(released / "release", release)
+    layernorm = release / "exercises" / "layernorm.py"
+    reference = (PROJECT / "solutions" / "the-block" / "layernorm.py").read_text()
+    layernorm.write_text(
+        reference + "\nnp.testing.assert_allclose("
+        "layernorm(np.array([[1.0, 2.0, 3.0]])).mean(), 0.0, atol=1e-7)\n"
+    )
+    checked = grade("check", "layernorm", "--json", tmp_path / "me.json", cwd=release)
+    assert checked.exit_code == 0, checked.output
+    doc = json.loads((tmp_path / "me.json").read_text())
+    assert doc["score"] == doc["max_score"] > 0, doc
+    layernorm.write_text("import requests\n" + reference)
+    refused = grade("check", "layernorm", cwd=release)
+    assert refused.exit_code == 1, refused.output
+    assert "requests is not available in this course" in refused.output, refused.output
+
+
 def test_grade_trace_works_in_the_release(released, tmp_path):
     """From the release alone (no solutions): a layernorm and an mlp fault each named at its own
     step, and --case random, which sees a forgotten W_o the toy cannot."""

@@ -733,6 +733,43 @@ def test_grade_check_applies_the_import_policy(tmp_path):
     assert code == 0, out
 
 
+STDLIB_USER = """
+import sysconfig
+import numpy as np
+import numpy.testing
+
+sysconfig.get_config_vars()
+np.testing.assert_allclose(np.array([1.0, 2.0]) * 2, [2.0, 4.0])
+
+def double(x):
+    return 2 * x
+
+def twice(n):
+    return 2 * n
+"""
+
+
+def test_what_the_standard_library_imports_is_allowed(tmp_path, level):
+    """numpy.testing imports sysconfig, which imports this platform's `_sysconfigdata_*` module (in
+    the standard library's folder, not in sys.stdlib_module_names): full marks; a third-party
+    package (requests, the grader itself) is still refused.
+
+    Without the defence (child/student.py `_stdlib_folders`), the submission fails its import with
+    "_sysconfigdata__linux_x86_64-linux-gnu is not available in this course" and scores 0."""
+    course_json = make_course(tmp_path / "course")
+    subs = {"stdlib": write_tree(tmp_path / "subs" / "stdlib", {"mathy.py": STDLIB_USER})}
+    for name in ("requests", "grader"):
+        subs[name] = write_tree(tmp_path / "subs" / name, {"mathy.py": UNCAUGHT.format(name=name)})
+    graded = grade_here(course_json, subs, level, tmp_path / "work")
+    doc = doc_of(course_json, graded["stdlib"])
+    assert doc["score"] == 4, doc["tests"]
+    for name in ("requests", "grader"):
+        doc = doc_of(course_json, graded[name])
+        assert doc["score"] == 0
+        for out in outputs(doc, "visible"):
+            assert f"importing mathy.py failed: {name} {POLICY_WORDS}" in out, out
+
+
 LISTER = """
 import os
 import numpy
