@@ -120,6 +120,28 @@ def public_files(course: Course, data: Mapping[str, dict]) -> dict[PurePosixPath
     return files
 
 
+def syntax_errors(course: Course) -> list[str]:
+    """One line per stub or solution module of the course that does not compile: its file, line
+    and Python's words."""
+    found = []
+    for folder, what in [(course.exercises, "stub"), (course.solutions, "solution")]:
+        for module in dict.fromkeys(p.module for p in course.problems):
+            path = None if folder is None else folder / f"{module}.py"
+            if path is None or not path.is_file():
+                continue
+            try:
+                compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as exc:  # (ValueError: a null byte)
+                if path.resolve().is_relative_to(course.root.resolve()):
+                    path = path.resolve().relative_to(course.root.resolve())
+                line = getattr(exc, "lineno", None)
+                words = getattr(exc, "msg", None) or str(exc)
+                found.append(
+                    f"{path}{f':{line}' if line else ''}: the {what} does not compile: {words}"
+                )
+    return found
+
+
 def stub_files(course: Course) -> dict[PurePosixPath, Content]:
     """Every problem's stub module from the exercises folder."""
     files: dict[PurePosixPath, Content] = {}
@@ -362,6 +384,8 @@ def main(*, out_dir: Path, nbgrader_dir: Path, course_path: Path) -> ExitStatus:
     from grader.course import manifest as course_mod
 
     course = course_mod.load(course_path)
+    if errors := syntax_errors(course):
+        raise GradeError(errors[0])
     replaceable(out_dir)  # before the seconds that computing the data takes
     replaceable(Path(nbgrader_dir) / "source" / course.assignment)
     data = feedback_data(course)

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from grader import report, scoring
+from grader.commands.release import syntax_errors
 from grader.course import manifest as course_mod
 from grader.errors import ExitStatus, GradeError
 from grader.feedback.glyphs import console
@@ -30,6 +31,9 @@ def main(*, course_path: Path) -> ExitStatus:
         if problem.hidden is None:
             click.echo(f"{problem.name}: no hidden suite", err=True)
             problems_ok = False
+    for line in syntax_errors(course):
+        click.echo(line, err=True)
+        problems_ok = False
     if course.solutions is None:
         raise GradeError(f"{course.path}: field 'solutions': needed to validate the course")
     docs: list = []

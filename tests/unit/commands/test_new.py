@@ -159,6 +159,28 @@ def test_grade_validate_says_why_a_hidden_test_fails_the_reference(tmp_path):
     assert said in valid.stderr
 
 
+@pytest.mark.parametrize("folder", ["exercises", "solutions"])
+def test_a_module_that_does_not_compile_fails_validate_and_release_in_one_line(tmp_path, folder):
+    """A stub (or solution) with a syntax error: validate says so (file:line) and fails; release
+    refuses in one line and writes nothing.
+
+    Without the defence (release.py `syntax_errors`), validate says the course is valid and release
+    writes the release, then dies in solution_cell.weave with a traceback."""
+    assert grade(tmp_path, "new", "assignment", "softmax").returncode == 0
+    module = tmp_path / folder / "softmax" / "softmax.py"
+    lines = len(module.read_text().splitlines())
+    module.write_text(module.read_text() + "def helper(:\n")
+    what = {"exercises": "stub", "solutions": "solution"}[folder]
+    said = f"{folder}/softmax/softmax.py:{lines + 1}: the {what} does not compile"
+    valid = grade(tmp_path, "validate", "-a", "softmax")
+    assert valid.returncode == 1 and "course is NOT valid" in valid.stdout, valid.stdout
+    assert said in valid.stderr, valid.stderr
+    refused = grade(tmp_path, "release", "-a", "softmax", "--out", "X", "--nbgrader-dir", "nb")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and said in refused.stderr
+    assert not (tmp_path / "X").exists() and not (tmp_path / "nb").exists()
+
+
 def test_grade_release_says_which_test_and_call_the_reference_cannot_make(tmp_path):
     """Feedback data: a diagnose= call the reference raises on is one line, not a traceback."""
     assert grade(tmp_path, "new", "assignment", "a").returncode == 0
