@@ -129,6 +129,11 @@ def test_both_quick_starts_run_as_written_on_a_fresh_copy(tmp_path):
     steps = [name.split(".")[0] for name, _ in instructor]
     assert len(student) == 1 and steps == ["1", "3", "4", "5", "6", "7", "8"], (student, instructor)
     project = fresh_copy(tmp_path / "project")
+    copied = {
+        os.path.relpath(os.path.join(folder, name), project)
+        for folder, _, names in os.walk(project)
+        for name in names
+    }
     env = {**CLEAN, "PYTHONPATH": str(project)}  # the copy's grader, in this checkout's venv
     times, said = {}, {}
 
@@ -163,6 +168,16 @@ def test_both_quick_starts_run_as_written_on_a_fresh_copy(tmp_path):
     regrades = " ".join(said[instructor[6][0]].split())
     assert "changed since the last run: edsger_post_ln:" in regrades
     assert "block +5 by hand" in regrades
+    # what the instructor's steps wrote, .gitignore ignores (git status stays clean in a term)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
+    untracked = subprocess.run(
+        ["git", "ls-files", "-z", "--others", "--exclude-standard"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
+    assert set(filter(None, untracked)) - copied - {".venv"} == set()  # (.venv: the link)
 
 
 def test_the_authors_worked_example_grades_a_class_from_an_empty_folder(tmp_path):
