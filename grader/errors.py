@@ -48,6 +48,7 @@ class StudentError(Exception):
         self.output = output  # what the student's code printed during the call
         self.seconds = seconds
         self.builtins = builtins
+        self.used: tuple[str, ...] | None = None  # the watched modules the call ran code of
 
 
 class GraderFault(Exception):

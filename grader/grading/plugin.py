@@ -241,6 +241,15 @@ class GradingPlugin:
                 )
 
     def _worker(self, job: Job, phase: phases.Phase, spent: Spent, copies: list[Copy]) -> Worker:
+        worker = self._new_worker(job, phase, spent, copies)
+        if not phase.reference:  # the student's own components: which ones each call ran
+            uses = phases.uses(self.course)
+            worker.watch({p.module: uses[p.name] for p in self.course.problems})
+        return worker
+
+    def _new_worker(
+        self, job: Job, phase: phases.Phase, spent: Spent, copies: list[Copy]
+    ) -> Worker:
         """This submission's worker for ``phase``: the one started early, or forked from the zygote
         (restarted if a submission killed it) on the submission's private copy in its spool (made
         for the first phase, and added to ``copies``), or else started cold.
@@ -291,7 +300,13 @@ class GradingPlugin:
         )
 
     def _record(self, nodeid: str, exc: BaseException | None) -> None:
-        self._verdicts.record(nodeid, exc, self._student.take_output() if self._student else "")
+        student = self._student
+        self._verdicts.record(
+            nodeid,
+            exc,
+            student.take_output() if student else "",
+            student.take_used() if student else None,
+        )
 
     def _call_directly(self, item: pytest.Function, nodeid: str, names: list[str]) -> None:
         """Run one test function with the grader's fixtures and record its verdict (the same

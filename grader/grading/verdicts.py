@@ -102,7 +102,8 @@ def components_note(
     if failing:
         return (
             f"\n(checked here with your own {_listed(uses)}; your {_listed(failing)} "
-            f"{'fails' if len(failing) == 1 else 'fail'} its own tests, which may be all that is "
+            f"{'fails its' if len(failing) == 1 else 'fail their'} own tests, which may be all "
+            "that is "
             "wrong here: "
             f"fix {'it' if len(failing) == 1 else 'them'} first. When graded, {problem} runs with "
             "the course's.)"
@@ -156,7 +157,16 @@ class Verdicts:
         self._silenced: set[str] = set()  # tests run with a student's component that failed
         self._raised: dict[str, Evidence] = {}  # tests whose exception known mistakes raise too
 
-    def record(self, nodeid: str, exc: BaseException | None, output: str) -> None:
+    def record(
+        self,
+        nodeid: str,
+        exc: BaseException | None,
+        output: str,
+        used: tuple[str, ...] | None = None,
+    ) -> None:
+        """A test's verdict; ``used``: the modules of ``test.uses`` its calls ran code of, where the
+        worker said (else all of them). Only a component the test used, and that failed its own
+        tests, withholds its diagnosis and is named in its note."""
         if nodeid in self.verdicts:
             return
         test = self.tests[nodeid]
@@ -164,13 +174,14 @@ class Verdicts:
         if exc is None:
             self.verdicts[nodeid] = ("passed", "", "")
         else:
-            failing = () if test.components else tuple(m for m in test.uses if m in self._failing())
+            own = test.uses if used is None else tuple(m for m in test.uses if m in used)
+            failing = () if test.components else tuple(m for m in own if m in self._failing())
             if failing:
                 self._silenced.add(nodeid)
                 if isinstance(exc, Mismatch):
                     exc.diagnosis = None
             status, kind, text = verdict(exc, public, output)
-            note = components_note(test.problem, test.components, test.uses, test.public, failing)
+            note = components_note(test.problem, test.components, own, test.public, failing)
             self.verdicts[nodeid] = (status, kind, text + note)
             if isinstance(exc, Mismatch):
                 self.feedback[nodeid] = exc.feedback(public)
@@ -193,12 +204,18 @@ class Verdicts:
         None (see the class's rules). ``named``: what the problems it uses named, decided before
         it."""
         nodeids = [n for n, t in self.tests.items() if t.problem == problem]
-        failed = [n for n in nodeids if self.verdicts.get(n, ("error",))[0] != "passed"]
+        # a test that used a component failing its own tests is left out: no mistake is named there
+        # (_diagnose), and what it saw may be the component's
+        failed = [
+            n
+            for n in nodeids
+            if self.verdicts.get(n, ("error",))[0] != "passed" and n not in self._silenced
+        ]
         # a test not run, a timeout, a crash, a stub, an exception: no mistake's value explains
         # those, unless the test says which call raised and the mistake raises there too
         # (compare.raising)
         errors = [n for n in failed if self.verdicts.get(n, ("error",))[0] == "error"]
-        if any(n in self._silenced for n in failed) or any(n not in self._raised for n in errors):
+        if any(n not in self._raised for n in errors):
             return None
         judged = [
             self._failed[n][0].evidence

@@ -33,6 +33,7 @@ class Reply:
     inputs: Any
     output: str
     seconds: float
+    used: tuple[str, ...] | None = None  # the watched modules it ran code of (None: not watched)
 
 
 class Worker:
@@ -86,6 +87,12 @@ class Worker:
         self.limits = limits
         self.level = level
         self.root = self._process.root
+
+    def watch(self, uses: Mapping[str, Sequence[str]]) -> None:
+        """From the next call on, a call of a module of ``uses`` (module -> the submission's modules
+        its functions use) reports which of those modules it ran code of (:attr:`Reply.used`,
+        :attr:`StudentError.used`)."""
+        self._flight.watch = {m: tuple(used) for m, used in uses.items() if used}
 
     def __enter__(self) -> "Worker":
         return self
@@ -233,9 +240,15 @@ class Worker:
                 f"timed out after {timeout:g} s of CPU time in {function}",
                 seconds=timeout,
             )
+        watched, used = f.watch.get(module), payload.get("used")
+        used = (
+            tuple(m for m in watched if m in used)  # (the worker's list: only names asked for)
+            if watched and type(used) is list
+            else None
+        )
         if not payload["ok"]:
             kind = payload["kind"]
-            raise StudentError(
+            error = StudentError(
                 kind,
                 _words(kind, module, function),
                 public=payload["error"][:SHOWN_TEXT],
@@ -244,7 +257,9 @@ class Worker:
                 seconds=seconds,
                 builtins=tuple(payload.get("builtins", ())),
             )
-        return Reply(payload["value"], payload.get("inputs"), output, seconds)
+            error.used = used
+            raise error
+        return Reply(payload["value"], payload.get("inputs"), output, seconds, used)
 
     def check_fault(self) -> None:
         """:raises GraderFault: the grader's machinery failed during this submission (even if a

@@ -109,6 +109,7 @@ class InFlight:
         self.ahead_ended = False  # after a slow call, a kill: no more calls sent ahead
         self._unused: list[str] = []  # fresh tickets, drawn 64 at a time
         self._oom_kills: int | None = None
+        self.watch: dict[str, tuple[str, ...]] = {}  # module -> the modules its calls report using
         self.fault = ""  # set when the grader's own machinery failed
 
     def failed(self, message: str) -> GraderFault:
@@ -150,7 +151,8 @@ class InFlight:
         """An encoded call (:func:`encode_call`) as a request with a fresh ticket, and its bytes: an
         envelope (the ticket and the module) followed by the call as it was encoded."""
         ticket = self._ticket()  # a reply must echo it: nothing answers a call in advance
-        envelope = wire.encode({"id": ticket, "module": module, "call": True})
+        watch = {"watch": list(self.watch[module])} if self.watch.get(module) else {}
+        envelope = wire.encode({"id": ticket, "module": module, "call": True, **watch})
         data = wire.framed(envelope) + wire.framed(call)
         return _Sent(
             ticket, function, return_inputs, len(data), limit=self.limits.call_timeout

@@ -69,6 +69,7 @@ class Student:
         self._walls: dict[str, float] = {}  # problem -> wall-clock seconds of its calls
         self._started = time.monotonic()  # the submission's grading began
         self._output: list[str] = []
+        self._used: set[str] | None = set()  # None: a call of this test did not say
         self._test: str | None = None
         self._public = True  # the current test is a public one
         self.use(worker, plan)
@@ -117,6 +118,16 @@ class Student:
         """What the student's code printed since the last call of this method."""
         text, self._output = "".join(self._output), []
         return text
+
+    def take_used(self) -> tuple[str, ...] | None:
+        """The watched modules (:meth:`grader.sandbox.client.Worker.watch`) whose code the calls
+        since the last call of this method ran, or None when a call did not say (not watched, or it
+        timed out or crashed)."""
+        used, self._used = self._used, set()
+        return None if used is None else tuple(sorted(used))
+
+    def _note_used(self, used: tuple[str, ...] | None) -> None:
+        self._used = None if used is None or self._used is None else self._used | set(used)
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in self._functions:
@@ -197,6 +208,7 @@ class Student:
         except StudentError as err:
             seconds = err.seconds
             self._output.append(err.output)
+            self._note_used(err.used)
             if (
                 err.kind == "timeout"
                 and "wall-clock" in err.message
@@ -229,6 +241,7 @@ class Student:
             self._total += self._worker.busy - self._busy  # every call's time, once, when answered
             self._busy = self._worker.busy
         self._output.append(reply.output)
+        self._note_used(reply.used)
         if return_inputs:
             args_after, kwargs_after = reply.inputs
             if len(args_after) != len(args) or set(kwargs_after) != set(kwargs):

@@ -126,14 +126,17 @@ def _call(request: dict) -> dict:
         random.seed(SEED)
         np.random.seed(SEED)
     started = time.perf_counter()
+    used = _watch(request.get("watch"))
     try:
         value = fn(*args, **kwargs)
     except BaseException as exc:
+        _unwatch(used)
         if isinstance(exc, NotImplementedError):
             return {
                 "ok": False,
                 "kind": "not_implemented",
                 "error": f"{function}() is not implemented yet (it raises NotImplementedError)",
+                **_used(used),
             }
         # Shown by public tests only (a hidden test words its message from "kind" alone).
         return {
@@ -142,11 +145,44 @@ def _call(request: dict) -> dict:
             "error": f"{function}() raised {_name(exc)}",
             "builtins": _builtin_bases(exc),
             "traceback": f"{_describe(exc)}\n{_student_frames(exc.__traceback__)}".rstrip(),
+            **_used(used),
         }
-    reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started}
+    _unwatch(used)
+    reply = {"ok": True, "value": value, "seconds": time.perf_counter() - started, **_used(used)}
     if request.get("return_inputs"):
         reply["inputs"] = [args, kwargs]
     return reply
+
+
+def _watch(modules) -> set | None:
+    """Record which of the submission's ``modules`` (other problems', whose own tests may fail)
+    the call runs code of: a Python function of their files entered (``sys.settrace``, on only for
+    such a call). None where no module is watched."""
+    if not modules:
+        return None
+    files = {}
+    for name in modules:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        files[path or os.path.join(sys.path[0], f"{name}.py")] = name
+    used = set()
+
+    def trace(frame, event, arg):
+        name = files.get(frame.f_code.co_filename)
+        if name is not None:
+            used.add(name)
+
+    sys.settrace(trace)
+    return used
+
+
+def _unwatch(used: set | None) -> None:
+    if used is not None:
+        sys.settrace(None)
+
+
+def _used(used: set | None) -> dict:
+    """The reply's ``used``: the watched modules the call ran code of (none where none watched)."""
+    return {} if used is None else {"used": sorted(used)}
 
 
 def main(argv: list[str]) -> None:
@@ -182,6 +218,7 @@ def main(argv: list[str]) -> None:
                     **read_message(requests),
                     "id": request.get("id"),
                     "module": request.get("module"),
+                    "watch": request.get("watch"),
                 }
         except EOFError:
             return

@@ -561,6 +561,58 @@ def test_in_a_release_every_test_runs_in_one_worker_with_the_students_own_module
     assert "checked here with your own marks" in failed["test_uses_first"], failed
 
 
+def test_a_release_names_only_the_failing_components_a_test_ran(tmp_path):
+    """Issue 28's rule, in a release (the student's own components): an attention that fails its
+    own tests neither silences nor is named in a test of an mlp that never calls it (ReLU in place
+    of GELU is named there), nor in the block's test with attention off; the block's tests that run
+    it name it, and only it. A NameError raised in mlp names no component either."""
+    from conftest import students_copy
+
+    release = students_copy(tmp_path / "release")
+    exercises = release / "exercises"
+    for module in ("layernorm", "gelu", "attention", "block"):
+        shutil.copy(PROJECT / "solutions" / THE_BLOCK / f"{module}.py", exercises)
+    attention = (exercises / "attention.py").read_text()
+    scaled = "q, k, v = u @ W_q * math.sqrt(d_head / d_model), u @ W_k, u @ W_v"  # / sqrt(d_model)
+    (exercises / "attention.py").write_text(
+        attention.replace("q, k, v = u @ W_q, u @ W_k, u @ W_v", scaled)
+    )
+    block = (exercises / "block.py").read_text()
+    relu = "import numpy as np\n" + block.replace(
+        "return gelu(u @ W_1) @ W_2", "return np.maximum(u @ W_1, 0) @ W_2"
+    )
+
+    def failed(source: str) -> dict:
+        (exercises / "block.py").write_text(source)
+        out = tmp_path / "check.json"
+        code, output = grade("check", "--json", out, cwd=release)
+        assert out.exists(), output
+        return {
+            t["name"]: t for t in json.loads(out.read_text())["tests"] if t["status"] != "passed"
+        }
+
+    tests = failed(relu)
+    assert any(t["problem"] == "attention" for t in tests.values()), tests
+    mlp = tests["test_mlp_small_example"]
+    assert mlp.get("diagnosis") == "mlp.relu" and "checked here" not in mlp["output"], mlp
+    off = tests["test_block_with_attention_off_on_the_course_toy"]
+    assert "attention" not in off["output"].split("(checked here")[-1], off["output"]
+    toy = tests["test_block_on_the_course_toy_example"]["output"]
+    assert "your attention fails its own tests" in toy and "layernorm and attention;" in toy, toy
+    tests = failed(block.replace("return gelu(u @ W_1) @ W_2", "return gelu(u @ W_1) @ W_3"))
+    raised = tests["test_mlp_small_example"]["output"]  # (it ran gelu, which passes)
+    assert "NameError" in raised and "attention" not in raised, raised
+
+
+def test_the_note_on_several_failing_components_says_their_own_tests():
+    from grader.grading.verdicts import components_note
+
+    note = components_note("block", (), ("layernorm", "gelu"), True, ("layernorm", "gelu"))
+    assert "your layernorm and gelu fail their own tests" in note and "fix them first" in note
+    note = components_note("block", (), ("layernorm", "gelu"), True, ("gelu",))
+    assert "your gelu fails its own tests" in note and "fix it first" in note
+
+
 # ---------------------------------------------------------------------------------------- no oracle
 
 # Where a worker could leave the reference's values for a later one: every place it can write (a
