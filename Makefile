@@ -92,7 +92,7 @@ diagnoses: $(STAMP)
 feedback: $(STAMP)
 	$(BIN)/python tests/bench/feedback.py
 
-# Where the points of single faults fall: in their own problem only (tests/unit/mutants.py FAULTS).
+# Where the points of single faults fall: in their own problem only (tests/the-block/checks/mutants.py FAULTS).
 fairness: $(STAMP)
 	$(BIN)/python tests/bench/fairness.py
 
