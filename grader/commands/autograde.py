@@ -237,8 +237,9 @@ def _batch(
             notes = "".join(f"\n  {note}" for note in outcome.notes)
             summary = outcome.summary
             blank = " (blank)" if summary.get("blank") else ""
+            why = f": {outcome.error}" if outcome.error else ""
             done(
-                f"graded {student}: {summary['score']:g}/{summary['max_score']:g}{blank} "
+                f"graded {student}: {summary['score']:g}/{summary['max_score']:g}{blank}{why} "
                 f"({outcome.seconds:.1f} s)" + notes
             )
 

@@ -203,7 +203,8 @@ def describe(data: dict[str, dict]) -> str:
     """What :func:`feedback_data` computed, in a line."""
     said = []
     if "mistakes_data" in data:
-        said.append(f"the known mistakes' outputs on {len(data['mistakes_data']['calls'])} calls")
+        calls = len(data["mistakes_data"]["calls"])
+        said.append(f"the known mistakes' outputs on {calls} call{'s' * (calls != 1)}")
         unseen = _unseen(data["mistakes_data"])
         if unseen:
             said.append(
@@ -212,7 +213,7 @@ def describe(data: dict[str, dict]) -> str:
             )
     if "trace_data" in data:
         cases = len(data["trace_data"]["cases"])
-        said.append(f"the worked example's reference values in {cases} cases")
+        said.append(f"the worked example's reference values in {cases} case{'s' * (cases != 1)}")
     return "; ".join(said)
 
 

@@ -25,7 +25,8 @@ from grader.intake import files as intake
 class Packed:
     """A written hand-in and what autograde will make of it.
 
-    :param modules: the course's modules it holds, as graded (e.g. ``layernorm.py``).
+    :param modules: the modules it holds, as graded: the course's (e.g. ``layernorm.py``), then the
+        student's own (a helper module).
     :param missing: the course's modules it lacks.
     :param notes: what packing left out, then what reading it back said (the score file's
         ``submission_notes``).
@@ -79,7 +80,7 @@ def pack(course: Course, source: Path, out: Path | None) -> Packed:
     expected = [f"{m}.py" for m in course.modules]
     return Packed(
         out,
-        tuple(m for m in expected if m in graded),
+        tuple(m for m in expected if m in graded) + tuple(sorted(graded - set(expected))),
         tuple(m for m in expected if m not in graded),
         tuple(notes) + read.notes,
         read.blank,

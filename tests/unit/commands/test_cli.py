@@ -111,6 +111,18 @@ def test_autograde_scores_every_submission_and_keeps_going(mini_course, batch, t
     assert not list(out.glob(".*.tmp"))  # no half-written file left
 
 
+def test_autograde_says_why_a_corrupt_zip_scores_zero(mini_course, submission, tmp_path):
+    """The console's line for a submission that could not be read carries its score file's
+    error."""
+    folder = submission(GOOD, name="good").parent
+    (folder / "corrupt.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    result = grade("autograde", folder, "--out", tmp_path / "scores", "--course", mini_course)
+    assert result.exit_code == 0, result.output
+    error = json.loads((tmp_path / "scores" / "corrupt.json").read_text())["error"]
+    assert "not a readable zip" in error
+    assert f"graded corrupt: 0/4: {error} (" in " ".join(result.output.split()), result.output
+
+
 def test_hidden_test_output_hides_inputs_values_and_prints(mini_course, batch, tmp_path):
     out = tmp_path / "scores"
     grade("autograde", batch, "--out", out, "--course", mini_course, "--jobs", 1)

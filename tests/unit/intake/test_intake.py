@@ -408,6 +408,19 @@ def test_pack_writes_a_hand_in_that_check_and_autograde_read_alike(mini_course, 
     assert code == 0 and "mine.ipynb: will be graded from mathy.py" in output, output
 
 
+def test_pack_names_every_module_it_zipped(mini_course, tmp_path):
+    """A helper module of the student's is zipped and graded: pack names it with the course's."""
+    helper = "def twice_of(x):\n    return 2 * x\n"
+    write_tree(mini_course.parent / "exercises", {**GOOD, "myhelpers.py": helper})
+    code, output = grade("pack", "--course", mini_course, "--out", tmp_path / "hand-in.zip")
+    assert code == 0, output
+    assert "will be graded from mathy.py, myhelpers.py" in output, output
+    assert sorted(zipfile.ZipFile(tmp_path / "hand-in.zip").namelist()) == [
+        "mathy.py",
+        "myhelpers.py",
+    ]
+
+
 def test_pack_of_the_stubs_says_blank_and_fails(mini_course, tmp_path):
     code, output = grade("pack", "--course", mini_course, "--out", tmp_path / "hand-in.zip")
     assert (
