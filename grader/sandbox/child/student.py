@@ -54,12 +54,12 @@ class _ImportPolicy:
 
 
 def _stdlib_folders() -> list[str]:
-    """The standard library's folders (its modules and lib-dynload's), not their subfolders."""
-    import sysconfig
-
-    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})
-    tops = {os.path.dirname(os.__file__), base["stdlib"], base["platstdlib"]}
-    return sorted(d for t in tops for d in (t, os.path.join(t, "lib-dynload")) if os.path.isdir(d))
+    """The standard library's folders (its modules, lib-dynload's, Windows' DLLs), not their
+    subfolders. Read off ``os``'s own file and ``sys.base_prefix``, not sysconfig: sysconfig
+    imports this platform's ``_sysconfigdata_*`` first, the module this list exists to allow."""
+    top = os.path.dirname(os.__file__)
+    folders = (top, os.path.join(top, "lib-dynload"), os.path.join(sys.base_prefix, "DLLs"))
+    return [d for d in folders if os.path.isdir(d)]
 
 
 def _import_failure(module_name: str, exc: BaseException) -> dict:
