@@ -68,6 +68,9 @@ def run(
     :raises GradeError: a suite failed to load, or its points disagree with course.json.
     """
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    # The instructor's course folder gets nothing written next to its suites; a student's check
+    # keeps pytest's rewritten suites in the release's own tests/public/__pycache__ (faster reruns).
+    sys.dont_write_bytecode = hidden
     _not_dumpable()
     plugin = GradingPlugin(
         course, jobs, on_result, hidden, level, warm, tmp_root, first_worker, run_as, mistakes
