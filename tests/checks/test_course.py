@@ -39,6 +39,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT, course_copy, grade, students_copy
+from mutants import write_faults
 
 from grader.course.modules import import_course_module
 from grader.feedback.mistakes import family
@@ -92,20 +93,7 @@ class Assignment:
 
     def write(self, folder: Path, edits: dict) -> Path:
         """A copy of the reference's modules in ``folder`` with ``edits`` made."""
-        folder.mkdir(parents=True)
-        for module in self.modules:
-            shutil.copyfile(self.solutions / f"{module}.py", folder / f"{module}.py")
-        for module, changes in edits.items():
-            target = folder / f"{module}.py"
-            if changes is None:
-                target.unlink()
-                continue
-            text = target.read_text()
-            for old, new in changes:
-                assert old in text, f"{folder.name}: {old!r} is not in {module}.py"
-                text = text.replace(old, new)
-            target.write_text(text)
-        return folder
+        return write_faults(folder, edits, self.solutions, self.modules)
 
     def mutant(self, folder: Path, *mistakes: str) -> Path:
         """A copy of the reference with ``mistakes`` written in."""

@@ -248,11 +248,13 @@ Edits = dict  # module -> [(old, new), ...], or DELETE: the file left out
 DELETE = None
 
 
-def write_faults(folder: Path, edits: Edits, solutions: Path = SOLUTIONS) -> Path:
-    """A copy of the reference modules in ``folder`` with ``edits`` made (each ``old`` must be
+def write_faults(
+    folder: Path, edits: Edits, solutions: Path = SOLUTIONS, modules: list[str] = MODULES
+) -> Path:
+    """A copy of the reference ``modules`` in ``folder`` with ``edits`` made (each ``old`` must be
     there)."""
     folder.mkdir(parents=True)
-    for module in MODULES:
+    for module in modules:
         shutil.copyfile(solutions / f"{module}.py", folder / f"{module}.py")
     for module, changes in edits.items():
         target = folder / f"{module}.py"
